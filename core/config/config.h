@@ -1,0 +1,82 @@
+/*
+ * YAML configuration (libyaml). Schema: DESIGN.md "Configuration".
+ *
+ *   mounts:
+ *     - mountpoint: /mnt/data         (required, string)
+ *       plugin: passthrough           (required, name or path)
+ *       options: { source: /srv }     (optional map, flattened for the plugin)
+ *       mount_options: [default_permissions, allow_other, ro,
+ *                       fsname=NAME, subtype=NAME]   (optional list)
+ *       transport:                    (optional map)
+ *         mode: auto|uring|devfuse
+ *         queues: auto|1..1024
+ *         queue_depth: 1..4096        (default 8)
+ *         bufpool: { size: 64MiB, registered: true }
+ *         zero_copy: auto|on|off
+ *
+ * Every error names "FILE:LINE:COLUMN: what was expected" (1-based).
+ */
+#ifndef FRING_CONFIG_H
+#define FRING_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A flattened plugin option: maps become dotted keys, lists repeat the key,
+ * lists of maps become key.N.sub. value is the scalar's source text. */
+struct fring_cfg_option {
+	char *key;
+	char *value;
+	int is_null; /* YAML null: value is "" */
+	unsigned line, column;
+};
+
+enum fring_transport_mode { FRING_MODE_AUTO, FRING_MODE_URING, FRING_MODE_DEVFUSE };
+enum fring_tristate { FRING_AUTO, FRING_ON, FRING_OFF };
+
+struct fring_cfg_transport {
+	enum fring_transport_mode mode;
+	uint32_t queues;      /* 0 = auto */
+	uint32_t queue_depth; /* default 8 */
+	uint64_t bufpool_size;      /* bytes, 0 = default */
+	int bufpool_registered;     /* default 1 */
+	enum fring_tristate zero_copy;
+};
+
+struct fring_cfg_mount {
+	char *mountpoint;
+	char *plugin;
+	unsigned line, column;         /* of the mount entry */
+	unsigned plugin_line, plugin_column;
+	struct fring_cfg_option *options;
+	size_t nr_options;
+	/* mount_options */
+	int default_permissions, allow_other, ro;
+	char *fsname, *subtype;        /* NULL if unset */
+	struct fring_cfg_transport transport;
+};
+
+struct fring_config {
+	char *path;
+	struct fring_cfg_mount *mounts;
+	size_t nr_mounts;
+};
+
+/* Parse and validate. Returns 0 and *out, or -EINVAL (-errno for I/O) and a
+ * malloc'ed message in *err ("file:line:col: ..."). Nothing is returned
+ * on error. */
+int fring_config_load(const char *path, struct fring_config **out, char **err);
+/* Same, from a buffer; `name` is used in messages. */
+int fring_config_parse(const char *name, const char *text, size_t len,
+		       struct fring_config **out, char **err);
+void fring_config_free(struct fring_config *cfg);
+
+/* Defaults for a transport section. */
+void fring_cfg_transport_defaults(struct fring_cfg_transport *t);
+
+/* Helpers also used by the plugin host table and the CLI.
+ * "4096", "64KiB", "64K", "1M", "1MiB", "2G" (binary units). */
+int fring_parse_size(const char *s, uint64_t *out);
+int fring_parse_bool(const char *s, int *out);
+
+#endif /* FRING_CONFIG_H */

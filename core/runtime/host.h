@@ -1,0 +1,13 @@
+/*
+ * The host function table handed to plugins (struct fring_host_api), and
+ * the request object behind the opaque fring_req.
+ */
+#ifndef FRING_HOST_H
+#define FRING_HOST_H
+
+#include <fring/plugin.h>
+
+/* The process-wide host table (static, never freed). */
+const struct fring_host_api *fring_host_table(void);
+
+#endif /* FRING_HOST_H */

@@ -1,0 +1,131 @@
+/* Runtime logging; see log.h. */
+#define _GNU_SOURCE
+#include "log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static int log_threshold = -1;
+
+static int threshold(void)
+{
+	if (log_threshold < 0) {
+		const char *e = getenv("FRING_LOG");
+		int t = FRING_LOG_INFO;
+
+		if (e && !strcasecmp(e, "error"))
+			t = FRING_LOG_ERROR;
+		else if (e && !strcasecmp(e, "warn"))
+			t = FRING_LOG_WARN;
+		else if (e && !strcasecmp(e, "debug"))
+			t = FRING_LOG_DEBUG;
+		log_threshold = t;
+	}
+	return log_threshold;
+}
+
+int fring_log_enabled(int level)
+{
+	return level <= threshold();
+}
+
+static const char *level_name(int level)
+{
+	switch (level) {
+	case FRING_LOG_ERROR: return "error";
+	case FRING_LOG_WARN: return "warning";
+	case FRING_LOG_INFO: return "info";
+	default: return "debug";
+	}
+}
+
+static void vlog(int level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* One fprintf per line so lines from several threads do not mix. */
+	fprintf(stderr, "fring: %s: %s\n", level_name(level), buf);
+}
+
+void fring_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!fring_log_enabled(level))
+		return;
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+#define RL_SLOTS 32
+#define RL_INTERVAL_S 5
+
+static struct {
+	const char *key;
+	time_t last;
+	unsigned long suppressed;
+} rl[RL_SLOTS];
+static pthread_mutex_t rl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void fring_log_ratelimited(const char *key, int level, const char *fmt, ...)
+{
+	struct timespec now;
+	unsigned long dropped = 0;
+	int emit = 0, i, slot = -1;
+	va_list ap;
+
+	if (!fring_log_enabled(level))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&rl_lock);
+	for (i = 0; i < RL_SLOTS; i++) {
+		if (rl[i].key == key || (rl[i].key && !strcmp(rl[i].key, key))) {
+			slot = i;
+			break;
+		}
+		if (!rl[i].key && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)
+		slot = 0; /* table full: share the first slot */
+	if (!rl[slot].key || strcmp(rl[slot].key, key)) {
+		rl[slot].key = key;
+		rl[slot].last = 0;
+		rl[slot].suppressed = 0;
+	}
+	if (now.tv_sec - rl[slot].last >= RL_INTERVAL_S || !rl[slot].last) {
+		emit = 1;
+		dropped = rl[slot].suppressed;
+		rl[slot].suppressed = 0;
+		rl[slot].last = now.tv_sec ? now.tv_sec : 1;
+	} else {
+		rl[slot].suppressed++;
+	}
+	pthread_mutex_unlock(&rl_lock);
+	if (!emit)
+		return;
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+	if (dropped)
+		fring_log(level, "(%lu similar messages suppressed)", dropped);
+}
+
+char *fring_strf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}

@@ -1,0 +1,27 @@
+/*
+ * Runtime logging to stderr: "fring: LEVEL: message". The level threshold
+ * comes from FRING_LOG (error|warn|info|debug, default info).
+ */
+#ifndef FRING_LOG_H
+#define FRING_LOG_H
+
+#include <fring/plugin.h>
+
+void fring_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int fring_log_enabled(int level);
+
+/* At most one line per `key` every few seconds, with a count of the lines
+ * suppressed meanwhile (for malformed requests, misbehaving plugins). */
+void fring_log_ratelimited(const char *key, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define fring_err(...) fring_log(FRING_LOG_ERROR, __VA_ARGS__)
+#define fring_warn(...) fring_log(FRING_LOG_WARN, __VA_ARGS__)
+#define fring_info(...) fring_log(FRING_LOG_INFO, __VA_ARGS__)
+#define fring_dbg(...) fring_log(FRING_LOG_DEBUG, __VA_ARGS__)
+
+/* asprintf that returns NULL on failure; for the char **err convention. */
+char *fring_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* FRING_LOG_H */
