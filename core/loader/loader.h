@@ -34,6 +34,9 @@ int fring_loader_open(const char *name_or_path,
 		      const struct fring_host_api *host,
 		      struct fring_loaded_plugin **out, char **err);
 
+/* Free what fring_loader_open returned (the .so stays loaded). */
+void fring_loader_free(struct fring_loaded_plugin *p);
+
 /* List every plugin found on the search path (for `fring plugins`). Calls
  * cb for each loadable plugin, and err_cb (may be NULL) for broken ones. */
 void fring_loader_list(const struct fring_host_api *host,
