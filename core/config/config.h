@@ -15,6 +15,8 @@
  *         zero_copy: auto|on|off
  *
  * Every error names "FILE:LINE:COLUMN: what was expected" (1-based).
+ * YAML aliases (*x) and multi-document files are rejected: flattening an
+ * alias graph could blow up (the "billion laughs" case).
  */
 #ifndef FRING_CONFIG_H
 #define FRING_CONFIG_H
@@ -75,7 +77,8 @@ void fring_config_free(struct fring_config *cfg);
 void fring_cfg_transport_defaults(struct fring_cfg_transport *t);
 
 /* Helpers also used by the plugin host table and the CLI.
- * "4096", "64KiB", "64K", "1M", "1MiB", "2G" (binary units). */
+ * "4096", "64KiB", "64K", "1M", "1MiB", "2G" (binary units); -EINVAL on
+ * garbage, -ERANGE on overflow. */
 int fring_parse_size(const char *s, uint64_t *out);
 int fring_parse_bool(const char *s, int *out);
 

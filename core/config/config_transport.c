@@ -1,0 +1,131 @@
+/* The `transport:` section of a mount: mode, queues, queue_depth,
+ * bufpool { size, registered } and zero_copy. */
+#include <errno.h>
+#include <string.h>
+
+#include "config/config_internal.h"
+
+#define BUFPOOL_MIN (1ull << 20)
+#define BUFPOOL_MAX (4ull << 30)
+
+void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->mode = FRING_MODE_AUTO;
+	t->queues = 0;
+	t->queue_depth = 8;
+	t->bufpool_size = 0;
+	t->bufpool_registered = 1;
+	t->zero_copy = FRING_AUTO;
+}
+
+/* Decimal digits only, within lo..hi. */
+static int parse_uint(const yaml_node_t *n, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	const char *s = cfg_scalar(n);
+	uint64_t v = 0;
+
+	if (n->type != YAML_SCALAR_NODE || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > hi)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (v < lo || v > hi)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Index of the scalar in the NULL-terminated `words`, or -1. */
+static int pick(const yaml_node_t *n, const char *const *words)
+{
+	int i;
+
+	if (n->type != YAML_SCALAR_NODE)
+		return -1;
+	for (i = 0; words[i]; i++)
+		if (!strcmp(cfg_scalar(n), words[i]))
+			return i;
+	return -1;
+}
+
+static int bad(struct cfg_ctx *c, yaml_node_t *n, const char *key, const char *expect)
+{
+	char buf[80];
+
+	return cfg_error(c, n, "%s must be %s, got %s", key, expect,
+			 cfg_describe(n, buf, sizeof(buf)));
+}
+
+static int parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
+{
+	static const char *const keys[] = { "size", "registered", NULL };
+	yaml_node_t *v;
+	int rc;
+
+	if (cfg_is_null(n))
+		return 0;
+	if ((rc = cfg_expect_map(c, n, "transport.bufpool")) ||
+	    (rc = cfg_check_keys(c, n, "in transport.bufpool", keys)))
+		return rc;
+	if ((v = cfg_get(c, n, "size", NULL))) {
+		uint64_t size;
+
+		if (v->type != YAML_SCALAR_NODE || fring_parse_size(cfg_scalar(v), &size) ||
+		    size < BUFPOOL_MIN || size > BUFPOOL_MAX)
+			return bad(c, v, "transport.bufpool.size",
+				   "a size 1MiB..4GiB such as 64MiB");
+		t->bufpool_size = size;
+	}
+	if ((v = cfg_get(c, n, "registered", NULL)) &&
+	    (v->type != YAML_SCALAR_NODE ||
+	     fring_parse_bool(cfg_scalar(v), &t->bufpool_registered)))
+		return bad(c, v, "transport.bufpool.registered",
+			   "a boolean (true/false, yes/no, on/off, 1/0)");
+	return 0;
+}
+
+int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
+{
+	static const char *const keys[] = { "mode", "queues", "queue_depth",
+					    "bufpool", "zero_copy", NULL };
+	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
+	static const char *const zc[] = { "auto", "on", "off", NULL };
+	static const enum fring_tristate zc_val[] = { FRING_AUTO, FRING_ON, FRING_OFF };
+	yaml_node_t *v;
+	int rc, i, b;
+
+	fring_cfg_transport_defaults(t);
+	if (cfg_is_null(n))
+		return 0;
+	if ((rc = cfg_expect_map(c, n, "transport")) ||
+	    (rc = cfg_check_keys(c, n, "in transport", keys)))
+		return rc;
+	if ((v = cfg_get(c, n, "mode", NULL))) {
+		if ((i = pick(v, modes)) < 0)
+			return bad(c, v, "transport.mode", "one of auto, uring, devfuse");
+		t->mode = (enum fring_transport_mode[]){ FRING_MODE_AUTO, FRING_MODE_URING,
+							 FRING_MODE_DEVFUSE }[i];
+	}
+	if ((v = cfg_get(c, n, "queues", NULL)) &&
+	    !(v->type == YAML_SCALAR_NODE && !strcmp(cfg_scalar(v), "auto")) &&
+	    parse_uint(v, 1, 1024, &t->queues))
+		return bad(c, v, "transport.queues", "'auto' or an integer 1..1024");
+	if ((v = cfg_get(c, n, "queue_depth", NULL)) &&
+	    parse_uint(v, 1, 4096, &t->queue_depth))
+		return bad(c, v, "transport.queue_depth", "an integer 1..4096");
+	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
+		return rc;
+	if ((v = cfg_get(c, n, "zero_copy", NULL))) {
+		/* YAML users write booleans for on/off; accept those too. */
+		if ((i = pick(v, zc)) >= 0)
+			t->zero_copy = zc_val[i];
+		else if (v->type == YAML_SCALAR_NODE && !fring_parse_bool(cfg_scalar(v), &b))
+			t->zero_copy = b ? FRING_ON : FRING_OFF;
+		else
+			return bad(c, v, "transport.zero_copy", "one of auto, on, off");
+	}
+	return 0;
+}
