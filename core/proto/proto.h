@@ -65,7 +65,9 @@ struct fring_proto_conn {
 
 /* Decode. `in` is the fuse_in_header; `arg`/`arglen` the bytes right after
  * it up to the payload (for /dev/fuse: everything after the header; pass
- * payload NULL/0 and the decoder splits at the op's arg-0 size). Returns 0,
+ * payload NULL/0 and the decoder splits at the op's arg-0 size). The
+ * two-part form (io_uring) must pass a non-NULL payload even when its
+ * length is 0: NULL/0 selects the classic form. Returns 0,
  * -ENOSYS for an unknown opcode (decoded opcode/unique still valid), or
  * -EPROTO for a malformed request (too short, missing NUL, count too big,
  * in->len inconsistent). Never reads outside the given ranges. */
@@ -88,7 +90,9 @@ void fring_encode_open(const struct fring_open_out *o, struct fuse_open_out *out
 void fring_encode_statfs(const struct fring_statfs *s, struct fuse_statfs_out *out);
 
 /* Append a dirent / direntplus record to buf (capacity cap, used *used).
- * Returns 1 added, 0 does not fit (nothing written). */
+ * type is an S_IF* mode type or a DT_* value. Returns 1 added, 0 does not
+ * fit (nothing written), -EINVAL for a name the kernel would reject (empty,
+ * over 1024 bytes, containing '/' or NUL). */
 int fring_encode_dirent(void *buf, size_t cap, size_t *used, const char *name,
 			uint32_t namelen, uint64_t ino, uint32_t type,
 			uint64_t off);

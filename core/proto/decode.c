@@ -1,0 +1,498 @@
+/*
+ * FUSE request decoder: checks every length against the bytes actually
+ * received, then fills the plugin ABI args structs (contract in proto.h).
+ *
+ * Layout handled: header, arg 0 (fuse_*_in), payload (names, data, the
+ * BATCH_FORGET array), extensions (total_extlen * 8 bytes at the very end).
+ * Pointers placed in `out` (names, write data, xattr value, forget items)
+ * point into the caller's payload bytes and carry no alignment promise
+ * beyond the buffer's own: the classic form puts the payload at header +
+ * 40 + arg 0 (8-aligned when the read buffer is), the io_uring payload
+ * buffer is page aligned.
+ *
+ * Opcodes decoded minimally: SYNCFS and NOTIFY_REPLY fill a.node only (the
+ * retrieved data of NOTIFY_REPLY is not exposed; fring never sends
+ * RETRIEVE). IOCTL, POLL and BMAP check arg 0 then return -ENOSYS, as do
+ * SETUPMAPPING/REMOVEMAPPING (DAX) and unknown opcodes. Arg 0 sizes are the
+ * 7.45 ones; the pre-7.12 compat layouts are not accepted (fring never
+ * negotiates such a minor), except for the short pre-7.36 fuse_init_in.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "proto.h"
+
+#define IN_HEADER_SIZE ((uint32_t)sizeof(struct fuse_in_header))
+/* Sizes the kernel's signed 32-bit paths can carry; larger is malformed. */
+#define MAX_IO_SIZE 0x7fffffffu
+
+_Static_assert(sizeof(struct fuse_in_header) == 40, "fuse_in_header");
+_Static_assert(sizeof(struct fuse_setattr_in) == 88, "fuse_setattr_in");
+_Static_assert(sizeof(struct fuse_read_in) == 40, "fuse_read_in");
+_Static_assert(sizeof(struct fuse_write_in) == 40, "fuse_write_in");
+_Static_assert(sizeof(struct fuse_lk_in) == 48, "fuse_lk_in");
+_Static_assert(sizeof(struct fuse_init_in) == 64, "fuse_init_in");
+_Static_assert(sizeof(struct fuse_copy_file_range_in) == 56, "copy_file_range_in");
+_Static_assert(sizeof(struct fuse_forget_one) == 16, "fuse_forget_one");
+
+/* Arg 0 copied out of the wire bytes so fields are read aligned. */
+union arg0 {
+	struct fuse_forget_in forget;
+	struct fuse_getattr_in getattr;
+	struct fuse_setattr_in setattr;
+	struct fuse_mknod_in mknod;
+	struct fuse_mkdir_in mkdir;
+	struct fuse_rename_in rename;
+	struct fuse_rename2_in rename2;
+	struct fuse_link_in link;
+	struct fuse_open_in open;
+	struct fuse_create_in create;
+	struct fuse_read_in read;
+	struct fuse_write_in write;
+	struct fuse_release_in release;
+	struct fuse_flush_in flush;
+	struct fuse_fsync_in fsync;
+	struct fuse_setxattr_in setxattr;
+	struct fuse_getxattr_in getxattr;
+	struct fuse_lk_in lk;
+	struct fuse_access_in access;
+	struct fuse_init_in init;
+	struct fuse_interrupt_in interrupt;
+	struct fuse_batch_forget_in batch_forget;
+	struct fuse_fallocate_in fallocate;
+	struct fuse_lseek_in lseek;
+	struct fuse_copy_file_range_in copy;
+	struct fuse_statx_in statx;
+	uint8_t raw[88];
+};
+
+/* The bytes after arg 0, extensions already cut off. */
+struct cursor {
+	const uint8_t *p;
+	size_t left;
+};
+
+int fring_proto_arg_size(uint32_t opcode, const struct fring_proto_conn *conn)
+{
+	switch (opcode) {
+	case FUSE_LOOKUP: case FUSE_READLINK: case FUSE_SYMLINK:
+	case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_STATFS:
+	case FUSE_REMOVEXATTR: case FUSE_DESTROY:
+		return 0;
+	case FUSE_FORGET: case FUSE_MKDIR: case FUSE_RENAME: case FUSE_LINK:
+	case FUSE_OPEN: case FUSE_OPENDIR: case FUSE_GETXATTR:
+	case FUSE_LISTXATTR: case FUSE_ACCESS: case FUSE_INTERRUPT:
+	case FUSE_BATCH_FORGET: case FUSE_SYNCFS:
+		return 8;
+	case FUSE_SETXATTR:
+		return conn && conn->setxattr_ext ?
+			(int)sizeof(struct fuse_setxattr_in) :
+			FUSE_COMPAT_SETXATTR_IN_SIZE;
+	case FUSE_GETATTR: case FUSE_MKNOD: case FUSE_FSYNC:
+	case FUSE_FSYNCDIR: case FUSE_CREATE: case FUSE_TMPFILE:
+	case FUSE_BMAP: case FUSE_RENAME2:
+		return 16;
+	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FLUSH:
+	case FUSE_POLL: case FUSE_LSEEK: case FUSE_STATX:
+		return 24;
+	case FUSE_IOCTL: case FUSE_FALLOCATE:
+		return 32;
+	case FUSE_READ: case FUSE_WRITE: case FUSE_READDIR:
+	case FUSE_READDIRPLUS: case FUSE_NOTIFY_REPLY:
+		return 40;
+	case FUSE_GETLK: case FUSE_SETLK: case FUSE_SETLKW:
+		return 48;
+	case FUSE_COPY_FILE_RANGE: case FUSE_COPY_FILE_RANGE_64:
+		return 56;
+	case FUSE_INIT:
+		return 64;
+	case FUSE_SETATTR:
+		return 88;
+	default:
+		return -1;
+	}
+}
+
+/* A non-empty NUL-terminated name at the cursor; advances past the NUL. */
+static int take_name(struct cursor *c, const char **name, uint32_t *len)
+{
+	const uint8_t *nul = c->left ? memchr(c->p, '\0', c->left) : NULL;
+	size_t n;
+
+	if (!nul)
+		return -EPROTO;
+	n = (size_t)(nul - c->p);
+	if (n == 0 || n > UINT32_MAX)
+		return -EPROTO;
+	*name = (const char *)c->p;
+	*len = (uint32_t)n;
+	c->p = nul + 1;
+	c->left -= n + 1;
+	return 0;
+}
+
+/* MKNOD MKDIR SYMLINK CREATE TMPFILE */
+static int decode_make(uint32_t op, const union arg0 *u, struct cursor *c,
+		       struct fring_decoded *out)
+{
+	struct fring_make_args *m = &out->a.make;
+	int rc;
+
+	m->size = sizeof(*m);
+	m->parent = out->nodeid;
+	rc = take_name(c, &m->name, &m->namelen);
+	if (rc)
+		return rc;
+	switch (op) {
+	case FUSE_SYMLINK:
+		/* The kernel sends no mode; the ABI promises S_IFLNK. */
+		m->mode = S_IFLNK | 0777;
+		return take_name(c, &m->link_target, &m->link_target_len);
+	case FUSE_MKNOD:
+		m->mode = u->mknod.mode;
+		m->rdev = u->mknod.rdev;
+		m->umask = u->mknod.umask;
+		return 0;
+	case FUSE_MKDIR:
+		/* The kernel sends permission bits only. */
+		m->mode = (u->mkdir.mode & ~(uint32_t)S_IFMT) | S_IFDIR;
+		m->umask = u->mkdir.umask;
+		return 0;
+	default: /* CREATE TMPFILE */
+		m->flags = u->create.flags;
+		m->mode = u->create.mode;
+		m->umask = u->create.umask;
+		m->open_flags = u->create.open_flags;
+		return 0;
+	}
+}
+
+/* LOOKUP UNLINK RMDIR RENAME RENAME2 LINK */
+static int decode_names(uint32_t op, const union arg0 *u, struct cursor *c,
+			struct fring_decoded *out)
+{
+	int rc;
+
+	switch (op) {
+	case FUSE_RENAME:
+	case FUSE_RENAME2: {
+		struct fring_rename_args *r = &out->a.rename;
+
+		r->size = sizeof(*r);
+		r->parent = out->nodeid;
+		r->newparent = u->rename.newdir; /* same offset in rename2 */
+		r->flags = op == FUSE_RENAME2 ? u->rename2.flags : 0;
+		rc = take_name(c, &r->name, &r->namelen);
+		return rc ? rc : take_name(c, &r->newname, &r->newnamelen);
+	}
+	case FUSE_LINK: {
+		struct fring_link_args *l = &out->a.link;
+
+		l->size = sizeof(*l);
+		l->nodeid = u->link.oldnodeid;
+		l->newparent = out->nodeid;
+		return take_name(c, &l->newname, &l->newnamelen);
+	}
+	default: { /* LOOKUP UNLINK RMDIR */
+		struct fring_name_args *n = &out->a.name;
+
+		n->size = sizeof(*n);
+		n->parent = out->nodeid;
+		return take_name(c, &n->name, &n->namelen);
+	}
+	}
+}
+
+/* SETXATTR GETXATTR LISTXATTR REMOVEXATTR */
+static int decode_xattr(uint32_t op, const union arg0 *u, struct cursor *c,
+			struct fring_decoded *out)
+{
+	struct fring_xattr_args *x = &out->a.xattr;
+	int rc;
+
+	x->size = sizeof(*x);
+	x->nodeid = out->nodeid;
+	if (op == FUSE_GETXATTR || op == FUSE_LISTXATTR) {
+		if (u->getxattr.size > MAX_IO_SIZE)
+			return -EPROTO;
+		x->max = u->getxattr.size;
+	}
+	if (op == FUSE_LISTXATTR)
+		return 0;
+	rc = take_name(c, &x->name, &x->namelen);
+	if (rc || op != FUSE_SETXATTR)
+		return rc;
+	if (u->setxattr.size > c->left)
+		return -EPROTO;
+	x->value = c->p;
+	x->value_len = u->setxattr.size;
+	x->flags = u->setxattr.flags;
+	x->setxattr_flags = u->setxattr.setxattr_flags; /* 0 unless ext */
+	return 0;
+}
+
+/* READ READDIR READDIRPLUS WRITE */
+static int decode_io(uint32_t op, const union arg0 *u, struct cursor *c,
+		     const struct fring_proto_conn *conn,
+		     struct fring_decoded *out)
+{
+	if (op == FUSE_WRITE) {
+		struct fring_write_args *w = &out->a.write;
+		uint32_t max = conn ? conn->max_write : 0;
+
+		if (u->write.size > c->left || (max && u->write.size > max))
+			return -EPROTO;
+		w->size = sizeof(*w);
+		w->len = u->write.size;
+		w->nodeid = out->nodeid;
+		w->fh = u->write.fh;
+		w->offset = u->write.offset;
+		w->lock_owner = u->write.lock_owner;
+		w->write_flags = u->write.write_flags;
+		w->flags = u->write.flags;
+		w->data = c->p;
+		return 0;
+	}
+
+	struct fring_read_args *r = &out->a.read;
+
+	if (u->read.size > MAX_IO_SIZE)
+		return -EPROTO;
+	r->size = sizeof(*r);
+	r->len = u->read.size;
+	r->nodeid = out->nodeid;
+	r->fh = u->read.fh;
+	r->offset = u->read.offset;
+	r->lock_owner = u->read.lock_owner;
+	r->read_flags = u->read.read_flags;
+	r->flags = u->read.flags;
+	return 0;
+}
+
+/* RELEASE RELEASEDIR FLUSH FSYNC FSYNCDIR GETLK SETLK SETLKW */
+static int decode_handle(uint32_t op, const union arg0 *u,
+			 struct fring_decoded *out)
+{
+	switch (op) {
+	case FUSE_FLUSH:
+		out->a.release = (struct fring_release_args){
+			.size = sizeof(out->a.release), .nodeid = out->nodeid,
+			.fh = u->flush.fh, .lock_owner = u->flush.lock_owner };
+		return 0;
+	case FUSE_RELEASE:
+	case FUSE_RELEASEDIR:
+		out->a.release = (struct fring_release_args){
+			.size = sizeof(out->a.release), .nodeid = out->nodeid,
+			.fh = u->release.fh, .flags = u->release.flags,
+			.release_flags = u->release.release_flags,
+			.lock_owner = u->release.lock_owner };
+		return 0;
+	case FUSE_FSYNC:
+	case FUSE_FSYNCDIR:
+		out->a.fsync = (struct fring_fsync_args){
+			.size = sizeof(out->a.fsync), .nodeid = out->nodeid,
+			.fh = u->fsync.fh,
+			.datasync = u->fsync.fsync_flags & FUSE_FSYNC_FDATASYNC };
+		return 0;
+	default: /* GETLK SETLK SETLKW */
+		out->a.lock = (struct fring_lock_args){
+			.size = sizeof(out->a.lock), .nodeid = out->nodeid,
+			.sleep = op == FUSE_SETLKW, .fh = u->lk.fh,
+			.owner = u->lk.owner,
+			.lock = { .start = u->lk.lk.start, .end = u->lk.lk.end,
+				  .type = u->lk.lk.type, .pid = u->lk.lk.pid } };
+		out->is_flock = !!(u->lk.lk_flags & FUSE_LK_FLOCK);
+		return 0;
+	}
+}
+
+/* GETATTR SETATTR OPEN OPENDIR ACCESS FALLOCATE LSEEK STATX COPY_* */
+static int decode_inode(uint32_t op, const union arg0 *u,
+			struct fring_decoded *out)
+{
+	const struct fuse_setattr_in *s = &u->setattr;
+
+	switch (op) {
+	case FUSE_GETATTR:
+		out->a.getattr = (struct fring_getattr_args){
+			.size = sizeof(out->a.getattr), .nodeid = out->nodeid,
+			.flags = u->getattr.getattr_flags, .fh = u->getattr.fh };
+		return 0;
+	case FUSE_SETATTR:
+		out->a.setattr = (struct fring_setattr_args){
+			.size = sizeof(out->a.setattr), .nodeid = out->nodeid,
+			.valid = s->valid, .fh = s->fh, .file_size = s->size,
+			.lock_owner = s->lock_owner,
+			.atime_sec = (int64_t)s->atime,
+			.mtime_sec = (int64_t)s->mtime,
+			.ctime_sec = (int64_t)s->ctime,
+			.atime_nsec = s->atimensec, .mtime_nsec = s->mtimensec,
+			.ctime_nsec = s->ctimensec, .mode = s->mode,
+			.uid = s->uid, .gid = s->gid };
+		return 0;
+	case FUSE_OPEN:
+	case FUSE_OPENDIR:
+		out->a.open = (struct fring_open_args){
+			.size = sizeof(out->a.open), .nodeid = out->nodeid,
+			.flags = u->open.flags, .open_flags = u->open.open_flags };
+		return 0;
+	case FUSE_ACCESS:
+		out->a.access = (struct fring_access_args){
+			.size = sizeof(out->a.access), .nodeid = out->nodeid,
+			.mask = u->access.mask };
+		return 0;
+	case FUSE_FALLOCATE:
+		out->a.fallocate = (struct fring_fallocate_args){
+			.size = sizeof(out->a.fallocate), .nodeid = out->nodeid,
+			.fh = u->fallocate.fh, .offset = u->fallocate.offset,
+			.length = u->fallocate.length, .mode = u->fallocate.mode };
+		return 0;
+	case FUSE_LSEEK:
+		out->a.lseek = (struct fring_lseek_args){
+			.size = sizeof(out->a.lseek), .nodeid = out->nodeid,
+			.fh = u->lseek.fh, .offset = u->lseek.offset,
+			.whence = u->lseek.whence };
+		return 0;
+	case FUSE_STATX:
+		out->a.statx = (struct fring_statx_args){
+			.size = sizeof(out->a.statx), .nodeid = out->nodeid,
+			.getattr_flags = u->statx.getattr_flags,
+			.fh = u->statx.fh, .sx_flags = u->statx.sx_flags,
+			.sx_mask = u->statx.sx_mask };
+		return 0;
+	default: /* COPY_FILE_RANGE COPY_FILE_RANGE_64 */
+		out->a.copy = (struct fring_copy_range_args){
+			.size = sizeof(out->a.copy), .nodeid_in = out->nodeid,
+			.fh_in = u->copy.fh_in, .off_in = u->copy.off_in,
+			.nodeid_out = u->copy.nodeid_out, .fh_out = u->copy.fh_out,
+			.off_out = u->copy.off_out, .len = u->copy.len,
+			.flags = u->copy.flags };
+		return 0;
+	}
+}
+
+/* FORGET BATCH_FORGET INTERRUPT INIT and the node-only ops. */
+static int decode_misc(uint32_t op, const union arg0 *u, size_t a0len,
+		       struct cursor *c, struct fring_decoded *out)
+{
+	switch (op) {
+	case FUSE_FORGET:
+		out->a.forget.nlookup = u->forget.nlookup;
+		return 0;
+	case FUSE_BATCH_FORGET:
+		if ((uint64_t)u->batch_forget.count *
+		    sizeof(struct fuse_forget_one) > c->left)
+			return -EPROTO;
+		out->a.batch_forget.count = u->batch_forget.count;
+		out->a.batch_forget.items =
+			(const struct fuse_forget_one *)(const void *)c->p;
+		return 0;
+	case FUSE_INTERRUPT:
+		out->a.interrupt.unique = u->interrupt.unique;
+		return 0;
+	case FUSE_INIT:
+		out->a.init = u->init; /* bytes past a0len were zeroed */
+		/* flags2 means nothing without INIT_EXT (or if it was cut off). */
+		if (a0len < offsetof(struct fuse_init_in, flags2) + 4 ||
+		    !(u->init.flags & FUSE_INIT_EXT))
+			out->a.init.flags2 = 0;
+		return 0;
+	case FUSE_IOCTL:
+	case FUSE_POLL:
+	case FUSE_BMAP:
+		return -ENOSYS;
+	default: /* READLINK STATFS DESTROY SYNCFS NOTIFY_REPLY */
+		out->a.node.size = sizeof(out->a.node);
+		out->a.node.nodeid = out->nodeid;
+		return 0;
+	}
+}
+
+static int dispatch(uint32_t op, const union arg0 *u, size_t a0len,
+		    struct cursor *c, const struct fring_proto_conn *conn,
+		    struct fring_decoded *out)
+{
+	switch (op) {
+	case FUSE_MKNOD: case FUSE_MKDIR: case FUSE_SYMLINK:
+	case FUSE_CREATE: case FUSE_TMPFILE:
+		return decode_make(op, u, c, out);
+	case FUSE_LOOKUP: case FUSE_UNLINK: case FUSE_RMDIR:
+	case FUSE_RENAME: case FUSE_RENAME2: case FUSE_LINK:
+		return decode_names(op, u, c, out);
+	case FUSE_SETXATTR: case FUSE_GETXATTR: case FUSE_LISTXATTR:
+	case FUSE_REMOVEXATTR:
+		return decode_xattr(op, u, c, out);
+	case FUSE_READ: case FUSE_READDIR: case FUSE_READDIRPLUS:
+	case FUSE_WRITE:
+		return decode_io(op, u, c, conn, out);
+	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FLUSH:
+	case FUSE_FSYNC: case FUSE_FSYNCDIR: case FUSE_GETLK:
+	case FUSE_SETLK: case FUSE_SETLKW:
+		return decode_handle(op, u, out);
+	case FUSE_GETATTR: case FUSE_SETATTR: case FUSE_OPEN:
+	case FUSE_OPENDIR: case FUSE_ACCESS: case FUSE_FALLOCATE:
+	case FUSE_LSEEK: case FUSE_STATX: case FUSE_COPY_FILE_RANGE:
+	case FUSE_COPY_FILE_RANGE_64:
+		return decode_inode(op, u, out);
+	default:
+		return decode_misc(op, u, a0len, c, out);
+	}
+}
+
+int fring_decode(const struct fuse_in_header *in, const void *arg,
+		 size_t arglen, const void *payload, size_t paylen,
+		 const struct fring_proto_conn *conn, struct fring_decoded *out)
+{
+	union arg0 u;
+	struct cursor c;
+	size_t need, minimum, a0len, ext;
+	int size;
+
+	if (!out)
+		return -EPROTO;
+	memset(out, 0, sizeof(*out));
+	if (!in)
+		return -EPROTO;
+	out->opcode = in->opcode;
+	out->unique = in->unique;
+	out->nodeid = in->nodeid;
+	out->uid = in->uid;
+	out->gid = in->gid;
+	out->pid = in->pid;
+
+	size = fring_proto_arg_size(in->opcode, conn);
+	if (size < 0)
+		return -ENOSYS;
+	if (in->len < IN_HEADER_SIZE || (!arg && arglen) ||
+	    (!payload && paylen))
+		return -EPROTO;
+	need = (size_t)size;
+	/* Kernels before 7.36 send a 16-byte fuse_init_in. */
+	minimum = in->opcode == FUSE_INIT ? FUSE_COMPAT_INIT_IN_SIZE : need;
+	if (arglen < minimum)
+		return -EPROTO;
+	a0len = arglen < need ? arglen : need;
+
+	if (!payload) {
+		/* Classic: one read() worth of bytes, split at arg 0. */
+		if ((uint64_t)in->len != IN_HEADER_SIZE + (uint64_t)arglen)
+			return -EPROTO;
+		c.p = (const uint8_t *)arg + a0len;
+		c.left = arglen - a0len;
+	} else {
+		c.p = payload;
+		c.left = paylen;
+	}
+
+	ext = (size_t)in->total_extlen * 8;
+	if (ext > c.left)
+		return -EPROTO;
+	c.left -= ext;
+
+	memset(&u, 0, sizeof(u));
+	if (a0len)
+		memcpy(&u, arg, a0len);
+	return dispatch(in->opcode, &u, a0len, &c, conn, out);
+}
