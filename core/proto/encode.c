@@ -138,8 +138,11 @@ int fring_encode_direntplus(void *buf, size_t cap, size_t *used,
 	dst = (uint8_t *)buf + *used;
 	fring_encode_entry(e, &eo);
 	memcpy(dst, &eo, sizeof(eo));
-	put_dirent(dst + sizeof(eo), rec - sizeof(eo), name, namelen, e->ino,
-		   e->attr.mode, off);
+	/* e->ino == 0 means "no entry for the kernel to cache" (nodeid 0, no
+	 * lookup counted), but the dirent still needs the real inode number:
+	 * readdir(3) hides entries whose d_ino is 0. */
+	put_dirent(dst + sizeof(eo), rec - sizeof(eo), name, namelen,
+		   e->ino ? e->ino : e->attr.ino, e->attr.mode, off);
 	*used += rec;
 	return 1;
 }

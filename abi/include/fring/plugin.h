@@ -1,5 +1,5 @@
 /*
- * fring plugin ABI, version 1.0.
+ * fring plugin ABI, version 1.1 (abi/CHANGELOG.md lists what each minor added).
  *
  * A plugin is a shared object that exports exactly one symbol,
  * fring_plugin_entry_v1 (FRING_PLUGIN_ENTRY_SYMBOL). The host dlopen()s it,
@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 0
+#define FRING_ABI_MINOR 1
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -501,6 +501,25 @@ struct fring_host_api {
 
 	/* Ask the mount to shut down (unmount) as soon as possible. */
 	void (*mount_request_shutdown)(fring_mount *m);
+
+	/* ---- ABI 1.1: request-scoped data-path services ----
+	 * Check FRING_HAS_FIELD(host, struct fring_host_api, req_write_fd)
+	 * before calling. Both ANSWER the request: 0 means accepted and the
+	 * runtime will send the reply itself when the I/O completes (short
+	 * read: short reply; I/O error: that errno); a negative errno means
+	 * not accepted (wrong opcode, bad fd, len over the request's size) and
+	 * the request is still the plugin's to answer. On io_uring the I/O is
+	 * an IORING_OP_READ_FIXED / WRITE_FIXED on the owning queue's ring,
+	 * straight between fd and the ring entry's registered payload buffer,
+	 * so the queue thread never blocks on it; on /dev/fuse it is a
+	 * synchronous pread/pwrite. fd must stay open until the reply. flags:
+	 * 0 (reserved). */
+	/* READ: reply with up to len bytes of fd at offset. */
+	int32_t (*req_read_fd)(fring_req *r, int32_t fd, uint64_t offset,
+			       uint32_t len, uint32_t flags);
+	/* WRITE: write this request's data to fd at offset, reply the count. */
+	int32_t (*req_write_fd)(fring_req *r, int32_t fd, uint64_t offset,
+				uint32_t flags);
 };
 
 /* ---------------------------------------------------------------------

@@ -1,0 +1,145 @@
+/* Mount plumbing through libfuse3; see mount.h. */
+#define _GNU_SOURCE
+#define FUSE_USE_VERSION 35
+#include "mount.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/log.h"
+
+struct fring_mount_handle {
+	struct fuse_session *se;
+	int mounted;
+	pthread_mutex_t lock;
+};
+
+/* libfuse insists on an ops table; we never run its loop, so it is empty. */
+static const struct fuse_lowlevel_ops empty_ops;
+
+static int add_opt(char **opts, const char *key, const char *val)
+{
+	char *kv;
+	int ret;
+
+	if (!val)
+		return fuse_opt_add_opt(opts, key);
+	kv = fring_strf("%s=%s", key, val);
+	if (!kv)
+		return -1;
+	/* Escapes ',' and '\' so names cannot smuggle in options. */
+	ret = fuse_opt_add_opt_escaped(opts, kv);
+	free(kv);
+	return ret;
+}
+
+static char *build_opts(const struct fring_mount_opts *o)
+{
+	char *opts = NULL;
+	int bad = 0;
+
+	if (o->default_permissions)
+		bad |= add_opt(&opts, "default_permissions", NULL);
+	if (o->allow_other)
+		bad |= add_opt(&opts, "allow_other", NULL);
+	if (o->ro)
+		bad |= add_opt(&opts, "ro", NULL);
+	if (o->fsname && *o->fsname)
+		bad |= add_opt(&opts, "fsname", o->fsname);
+	if (o->subtype && *o->subtype)
+		bad |= add_opt(&opts, "subtype", o->subtype);
+	if (bad) {
+		free(opts);
+		return NULL;
+	}
+	return opts ? opts : strdup("");
+}
+
+int fring_mount_open(const char *mountpoint, const struct fring_mount_opts *o,
+		     int *fd, struct fring_mount_handle **h, char **err)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fring_mount_handle *mh;
+	char *opts = build_opts(o);
+	int ret = -ENOMEM, e;
+
+	*h = NULL;
+	*fd = -1;
+	if (!opts)
+		goto fail_msg;
+	if (fuse_opt_add_arg(&args, "fring") || (*opts &&
+	    (fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, opts))))
+		goto fail_msg;
+	mh = calloc(1, sizeof(*mh));
+	if (!mh)
+		goto fail_msg;
+	pthread_mutex_init(&mh->lock, NULL);
+
+	mh->se = fuse_session_new(&args, &empty_ops, sizeof(empty_ops), NULL);
+	if (!mh->se) {
+		*err = fring_strf("%s: invalid mount options '%s' (see messages "
+				  "above)", mountpoint, opts);
+		ret = -EINVAL;
+		goto fail_free;
+	}
+	errno = 0;
+	if (fuse_session_mount(mh->se, mountpoint) != 0) {
+		e = errno ? errno : EIO;
+		*err = fring_strf("%s: mount failed: %s (see messages above)",
+				  mountpoint, strerror(e));
+		ret = -e;
+		fuse_session_destroy(mh->se);
+		goto fail_free;
+	}
+	mh->mounted = 1;
+	*fd = fuse_session_fd(mh->se);
+	/* Children must never hold the connection (protocol brief 1.1). */
+	fcntl(*fd, F_SETFD, FD_CLOEXEC);
+	*h = mh;
+	fuse_opt_free_args(&args);
+	free(opts);
+	return 0;
+
+fail_free:
+	pthread_mutex_destroy(&mh->lock);
+	free(mh);
+	fuse_opt_free_args(&args);
+	free(opts);
+	return ret;
+fail_msg:
+	fuse_opt_free_args(&args);
+	free(opts);
+	*err = fring_strf("%s: out of memory building mount options", mountpoint);
+	return ret;
+}
+
+void fring_mount_unmount(struct fring_mount_handle *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	if (h->mounted) {
+		/* Closes the session fd first, then umount2(MNT_DETACH) (or
+		 * fusermount3 -u -z): no FUSE request is needed, so this cannot
+		 * wait on our own workers. */
+		fuse_session_unmount(h->se);
+		h->mounted = 0;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+void fring_mount_close(struct fring_mount_handle *h)
+{
+	if (!h)
+		return;
+	fring_mount_unmount(h);
+	/* The fd is already closed (-1 in the session), so destroy only
+	 * frees; our ops table has no destroy callback to run. */
+	fuse_session_destroy(h->se);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}

@@ -1,0 +1,30 @@
+/*
+ * Mount and unmount through libfuse3 (mount(2) as root, fusermount3
+ * otherwise). Only the plumbing: the protocol on the returned fd is ours.
+ * Kept apart from the protocol headers because <fuse_lowlevel.h> clashes
+ * with core/proto/fring_uapi.h.
+ */
+#ifndef FRING_MOUNT_H
+#define FRING_MOUNT_H
+
+struct fring_mount_handle;
+
+struct fring_mount_opts {
+	int default_permissions, allow_other, ro;
+	const char *fsname;  /* source shown in /proc/mounts */
+	const char *subtype; /* fstype becomes fuse.<subtype> */
+};
+
+/* Mount. Returns 0, the /dev/fuse fd (owned by the handle, close-on-exec)
+ * and the handle; or -errno and a one-line *err, with nothing mounted. */
+int fring_mount_open(const char *mountpoint, const struct fring_mount_opts *o,
+		     int *fd, struct fring_mount_handle **h, char **err);
+
+/* Unmount (lazily, as libfuse does) and close the fd. Idempotent. Reads on
+ * the connection then fail with ENODEV once the kernel drops the mount. */
+void fring_mount_unmount(struct fring_mount_handle *h);
+
+/* Unmount if still mounted, and free the handle. */
+void fring_mount_close(struct fring_mount_handle *h);
+
+#endif /* FRING_MOUNT_H */

@@ -1,0 +1,72 @@
+/*
+ * Decode a request and hand it to the plugin (or answer it with the host
+ * default when the plugin leaves the op NULL). Transport independent: the
+ * /dev/fuse workers and the io_uring queues both call fring_dispatch().
+ *
+ * struct fring_dispatch is the per-mount state the request layer needs:
+ * the plugin, its instance, the negotiated protocol facts, statistics and
+ * the in-flight table. A session owns one; the unit tests build one alone.
+ */
+#ifndef FRING_DISPATCH_H
+#define FRING_DISPATCH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <fring/plugin.h>
+
+#include "../proto/proto.h"
+#include "request.h"
+
+/* The host side of a mount as plugins see it (opaque fring_mount). */
+struct fring_mount {
+	char *name; /* log prefix: the mountpoint */
+	/* Called by the host table's mount_request_shutdown; may be NULL. */
+	void (*request_shutdown)(struct fring_mount *m);
+	void *owner;
+};
+
+/* Per-mount counters. Relaxed atomics: they are statistics, not state. */
+struct fring_stats {
+	atomic_ulong requests[FUSE_OPCODE_MAX + 1]; /* [FUSE_OPCODE_MAX]: unknown */
+	atomic_ulong replies;
+	atomic_ulong errors;    /* replies with error != 0 */
+	atomic_ulong malformed; /* requests that failed to decode */
+	atomic_ulong interrupts;
+	atomic_ulong misuse;    /* plugin replies of the wrong kind/value */
+	atomic_ulong send_failures;
+};
+
+struct fring_dispatch {
+	const struct fring_plugin *desc;
+	const struct fring_fs_ops *ops;
+	void *inst;
+	struct fring_mount mount;
+	struct fring_proto_conn conn; /* valid once INIT is answered */
+	int serialize;                /* FRING_THREAD_SERIALIZE */
+	pthread_mutex_t serial;
+	struct fring_stats stats;
+	struct fring_inflight inflight;
+	atomic_long outstanding; /* tracked requests not yet answered */
+};
+
+/* desc/ops are the loader's host copies; name is copied. */
+int fring_dispatch_init(struct fring_dispatch *dx,
+			const struct fring_plugin *desc,
+			const struct fring_fs_ops *ops, const char *name);
+void fring_dispatch_destroy(struct fring_dispatch *dx);
+
+/* Handle one request already read into transport memory: `in` is the
+ * header, arg/arglen and payload/paylen as for fring_decode. The request
+ * must have been fring_req_init'ed; it is always finished (replied or
+ * dropped) or handed to the plugin when this returns. */
+void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
+		    const struct fuse_in_header *in, const void *arg,
+		    size_t arglen, const void *payload, size_t paylen);
+
+/* Convenience for /dev/fuse: one contiguous request of `len` bytes. */
+void fring_dispatch_buf(struct fring_dispatch *dx, struct fring_req *r,
+			const void *buf, size_t len);
+
+#endif /* FRING_DISPATCH_H */

@@ -1,0 +1,504 @@
+/*
+ * The host function table plugins call (struct fring_host_api): logging,
+ * config helpers, request inspection and the reply functions. Every reply
+ * checks that its kind fits the request's opcode and its values fit what
+ * the kernel asked for; a mismatch is a plugin bug that costs the caller an
+ * EIO, never a malformed reply to the kernel.
+ */
+#define _GNU_SOURCE
+#include "host.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../config/config.h"
+#include "dispatch.h"
+#include "log.h"
+#include "request.h"
+
+#ifndef FRING_VERSION_STRING
+#define FRING_VERSION_STRING "0"
+#endif
+
+static void h_log(fring_mount *m, int32_t level, const char *msg)
+{
+	if (level < FRING_LOG_ERROR)
+		level = FRING_LOG_ERROR;
+	if (level > FRING_LOG_DEBUG)
+		level = FRING_LOG_DEBUG;
+	if (m && m->name)
+		fring_log(level, "%s: %s", m->name, msg ? msg : "");
+	else
+		fring_log(level, "%s", msg ? msg : "");
+}
+
+static int32_t h_log_enabled(fring_mount *m, int32_t level)
+{
+	return fring_log_enabled(level);
+}
+
+static int32_t h_parse_size(const char *s, uint64_t *out)
+{
+	return s && out ? fring_parse_size(s, out) : -EINVAL;
+}
+
+static int32_t h_parse_bool(const char *s, int32_t *out)
+{
+	int v, ret;
+
+	if (!s || !out)
+		return -EINVAL;
+	ret = fring_parse_bool(s, &v);
+	if (ret == 0)
+		*out = v;
+	return ret;
+}
+
+static int32_t h_req_ctx(fring_req *r, struct fring_req_ctx *out)
+{
+	uint32_t size;
+
+	if (!r || !out || out->size < 8)
+		return -EINVAL;
+	/* Honour the caller's struct size: an older plugin's struct is
+	 * shorter, and only the common prefix may be written. */
+	size = out->size < sizeof(*out) ? out->size : sizeof(*out);
+	struct fring_req_ctx c = {
+		.size = size, .opcode = r->opcode, .unique = r->unique,
+		.nodeid = r->nodeid, .uid = r->uid, .gid = r->gid,
+		.pid = r->pid, .queue = r->queue,
+	};
+	memcpy(out, &c, size);
+	return 0;
+}
+
+static fring_mount *h_req_mount(fring_req *r)
+{
+	return r ? &r->dx->mount : NULL;
+}
+
+static int32_t h_req_interrupted(fring_req *r)
+{
+	return r ? atomic_load(&r->interrupted) : 0;
+}
+
+/* Ops whose success reply carries no body. */
+static int empty_success(uint32_t op)
+{
+	switch (op) {
+	case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_RENAME: case FUSE_RENAME2:
+	case FUSE_SETXATTR: case FUSE_REMOVEXATTR: case FUSE_FLUSH:
+	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FSYNC:
+	case FUSE_FSYNCDIR: case FUSE_SETLK: case FUSE_SETLKW:
+	case FUSE_ACCESS: case FUSE_FALLOCATE: case FUSE_SYNCFS:
+	case FUSE_DESTROY:
+		return 1;
+	}
+	return 0;
+}
+
+static int32_t h_reply_err(fring_req *r, int32_t neg_errno)
+{
+	if (!r)
+		return -EINVAL;
+	if (neg_errno == 0 && !empty_success(r->opcode))
+		return fring_req_reply_misuse(r, "reply_err(0) (needs data)");
+	return fring_req_reply_error(r, neg_errno);
+}
+
+/* Claim and send one body part. */
+static int32_t send1(fring_req *r, const void *p, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+	int ret = fring_req_claim(r);
+
+	return ret ? ret : fring_req_send(r, 0, &iov, 1);
+}
+
+static int32_t h_reply_entry(fring_req *r, const struct fring_entry *e)
+{
+	struct fuse_entry_out eo;
+
+	if (!r)
+		return -EINVAL;
+	switch (r->opcode) {
+	case FUSE_LOOKUP: case FUSE_MKNOD: case FUSE_MKDIR:
+	case FUSE_SYMLINK: case FUSE_LINK:
+		break;
+	default:
+		return fring_req_reply_misuse(r, "reply_entry");
+	}
+	if (!e)
+		return fring_req_reply_misuse(r, "reply_entry(NULL)");
+	fring_encode_entry(e, &eo);
+	return send1(r, &eo, sizeof(eo));
+}
+
+static int32_t h_reply_create(fring_req *r, const struct fring_entry *e,
+			      const struct fring_open_out *o)
+{
+	struct fuse_entry_out eo;
+	struct fuse_open_out oo;
+	struct iovec iov[2];
+	int ret;
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_CREATE && r->opcode != FUSE_TMPFILE)
+		return fring_req_reply_misuse(r, "reply_create");
+	if (!e || !o)
+		return fring_req_reply_misuse(r, "reply_create(NULL)");
+	fring_encode_entry(e, &eo);
+	fring_encode_open(o, &oo);
+	iov[0] = (struct iovec){ &eo, sizeof(eo) };
+	iov[1] = (struct iovec){ &oo, sizeof(oo) };
+	ret = fring_req_claim(r);
+	return ret ? ret : fring_req_send(r, 0, iov, 2);
+}
+
+static int32_t h_reply_attr(fring_req *r, const struct fring_attr *a,
+			    uint64_t attr_timeout_ns)
+{
+	struct fuse_attr_out ao;
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_GETATTR && r->opcode != FUSE_SETATTR)
+		return fring_req_reply_misuse(r, "reply_attr");
+	if (!a)
+		return fring_req_reply_misuse(r, "reply_attr(NULL)");
+	fring_encode_attr_out(a, attr_timeout_ns, &ao);
+	return send1(r, &ao, sizeof(ao));
+}
+
+static int32_t h_reply_readlink(fring_req *r, const char *target, uint32_t len)
+{
+	/* The kernel reads at most a page minus the NUL it appends. */
+	long limit = sysconf(_SC_PAGESIZE) - 1;
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_READLINK)
+		return fring_req_reply_misuse(r, "reply_readlink");
+	if ((!target && len) || (long)len > limit)
+		return fring_req_reply_misuse(r, "reply_readlink(bad target)");
+	return send1(r, target, len);
+}
+
+static int32_t h_reply_open(fring_req *r, const struct fring_open_out *o)
+{
+	struct fuse_open_out oo;
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_OPEN && r->opcode != FUSE_OPENDIR)
+		return fring_req_reply_misuse(r, "reply_open");
+	if (!o)
+		return fring_req_reply_misuse(r, "reply_open(NULL)");
+	fring_encode_open(o, &oo);
+	return send1(r, &oo, sizeof(oo));
+}
+
+static int32_t h_reply_write(fring_req *r, uint32_t count)
+{
+	if (!r)
+		return -EINVAL;
+	switch (r->opcode) {
+	case FUSE_WRITE:
+		if (count > r->d.a.write.len)
+			return fring_req_reply_misuse(r, "reply_write(count > len)");
+		break;
+	case FUSE_COPY_FILE_RANGE:
+		if (count > r->d.a.copy.len)
+			return fring_req_reply_misuse(r, "reply_write(count > len)");
+		break;
+	case FUSE_COPY_FILE_RANGE_64: {
+		struct fuse_copy_file_range_out co = { .bytes_copied = count };
+
+		if (count > r->d.a.copy.len)
+			return fring_req_reply_misuse(r, "reply_write(count > len)");
+		return send1(r, &co, sizeof(co));
+	}
+	default:
+		return fring_req_reply_misuse(r, "reply_write");
+	}
+	struct fuse_write_out wo = { .size = count };
+
+	return send1(r, &wo, sizeof(wo));
+}
+
+static int32_t h_reply_data(fring_req *r, const void *data, uint32_t len)
+{
+	uint32_t max;
+
+	if (!r)
+		return -EINVAL;
+	switch (r->opcode) {
+	case FUSE_READ:
+		max = r->d.a.read.len;
+		break;
+	case FUSE_GETXATTR: case FUSE_LISTXATTR:
+		max = r->d.a.xattr.max;
+		if (max == 0)
+			return fring_req_reply_misuse(
+				r, "reply_data (size probe needs reply_xattr_size)");
+		break;
+	default:
+		return fring_req_reply_misuse(r, "reply_data");
+	}
+	if (len > max)
+		return fring_req_reply_misuse(r, "reply_data(len > requested size)");
+	if (!data && len)
+		return fring_req_reply_misuse(r, "reply_data(NULL)");
+	return send1(r, data, len);
+}
+
+static int32_t h_reply_statfs(fring_req *r, const struct fring_statfs *s)
+{
+	struct fuse_statfs_out so;
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_STATFS)
+		return fring_req_reply_misuse(r, "reply_statfs");
+	if (!s)
+		return fring_req_reply_misuse(r, "reply_statfs(NULL)");
+	fring_encode_statfs(s, &so);
+	return send1(r, &so, sizeof(so));
+}
+
+static int32_t h_reply_xattr_size(fring_req *r, uint32_t value_size)
+{
+	struct fuse_getxattr_out go = { .size = value_size };
+
+	if (!r)
+		return -EINVAL;
+	if ((r->opcode != FUSE_GETXATTR && r->opcode != FUSE_LISTXATTR) ||
+	    r->d.a.xattr.max != 0)
+		return fring_req_reply_misuse(r, "reply_xattr_size");
+	return send1(r, &go, sizeof(go));
+}
+
+static int32_t h_reply_lock(fring_req *r, const struct fring_lock *l)
+{
+	struct fuse_lk_out lo;
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_GETLK)
+		return fring_req_reply_misuse(r, "reply_lock");
+	if (!l)
+		return fring_req_reply_misuse(r, "reply_lock(NULL)");
+	memset(&lo, 0, sizeof(lo));
+	lo.lk.start = l->start;
+	lo.lk.end = l->end;
+	lo.lk.type = l->type;
+	lo.lk.pid = l->pid;
+	return send1(r, &lo, sizeof(lo));
+}
+
+static int32_t h_reply_lseek(fring_req *r, uint64_t offset)
+{
+	struct fuse_lseek_out so = { .offset = offset };
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_LSEEK)
+		return fring_req_reply_misuse(r, "reply_lseek");
+	return send1(r, &so, sizeof(so));
+}
+
+/* ---- directory listings ---- */
+
+static int is_readdir(const struct fring_req *r)
+{
+	return r->opcode == FUSE_READDIR || r->opcode == FUSE_READDIRPLUS;
+}
+
+/* The listing lives in transport scratch memory when it is big enough,
+ * else in a buffer of the kernel's requested size. */
+static int dir_buf(struct fring_req *r)
+{
+	size_t cap = r->d.a.read.len;
+
+	if (r->dirbuf)
+		return 0;
+	if (r->scratch && r->scratch_cap >= cap) {
+		r->dirbuf = r->scratch;
+	} else {
+		r->dirbuf = malloc(cap ? cap : 1);
+		if (!r->dirbuf)
+			return -ENOMEM;
+		r->dir_malloced = 1;
+	}
+	r->dir_cap = cap;
+	r->dir_used = 0;
+	return 0;
+}
+
+static int32_t dir_check(fring_req *r, const char *what)
+{
+	if (!r)
+		return -EINVAL;
+	if (atomic_load(&r->state) != FRING_REQ_PENDING)
+		return -EALREADY;
+	if (!is_readdir(r))
+		return fring_req_reply_misuse(r, what);
+	return dir_buf(r);
+}
+
+static int32_t dir_result(fring_req *r, int ret)
+{
+	if (ret < 0)
+		fring_log_ratelimited("dir-add", FRING_LOG_WARN,
+				      "%s: plugin added an invalid directory "
+				      "entry name to %s (unique %llu); skipped",
+				      r->dx->mount.name,
+				      fring_opcode_name(r->opcode),
+				      (unsigned long long)r->unique);
+	return ret;
+}
+
+static int32_t h_dir_add(fring_req *r, const char *name, uint32_t namelen,
+			 uint64_t ino, uint32_t type, uint64_t next_off)
+{
+	int32_t ret = dir_check(r, "dir_add");
+	size_t start;
+
+	if (ret)
+		return ret;
+	if (r->opcode == FUSE_READDIR)
+		return dir_result(r, fring_encode_dirent(r->dirbuf, r->dir_cap,
+							 &r->dir_used, name,
+							 namelen, ino, type,
+							 next_off));
+	/* READDIRPLUS without attributes: entry nodeid 0 (no lookup is
+	 * counted, the kernel only emits the name), dirent ino kept. */
+	struct fring_entry e = { .ino = 0 };
+
+	e.attr.mode = type;
+	start = r->dir_used;
+	ret = fring_encode_direntplus(r->dirbuf, r->dir_cap, &r->dir_used,
+				      name, namelen, &e, next_off);
+	if (ret == 1)
+		memcpy(r->dirbuf + start + sizeof(struct fuse_entry_out), &ino,
+		       sizeof(ino));
+	return dir_result(r, ret);
+}
+
+static int32_t h_dir_add_plus(fring_req *r, const char *name, uint32_t namelen,
+			      const struct fring_entry *e, uint64_t next_off)
+{
+	int32_t ret = dir_check(r, "dir_add_plus");
+
+	if (ret)
+		return ret;
+	if (!e)
+		return -EINVAL;
+	if (r->opcode == FUSE_READDIR)
+		return dir_result(r, fring_encode_dirent(r->dirbuf, r->dir_cap,
+							 &r->dir_used, name,
+							 namelen, e->ino,
+							 e->attr.mode, next_off));
+	return dir_result(r, fring_encode_direntplus(r->dirbuf, r->dir_cap,
+						     &r->dir_used, name,
+						     namelen, e, next_off));
+}
+
+static int32_t h_reply_dir(fring_req *r)
+{
+	if (!r)
+		return -EINVAL;
+	if (!is_readdir(r))
+		return fring_req_reply_misuse(r, "reply_dir");
+	return send1(r, r->dirbuf, r->dirbuf ? r->dir_used : 0);
+}
+
+/* ---- data-path services (ABI 1.1) ---- */
+
+static int32_t h_req_read_fd(fring_req *r, int32_t fd, uint64_t offset,
+			     uint32_t len, uint32_t flags)
+{
+	int ret;
+
+	if (!r || flags || r->opcode != FUSE_READ || len > r->d.a.read.len)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	if (r->read_fd) {
+		ret = r->read_fd(r, fd, offset, len);
+		if (ret != -EOPNOTSUPP)
+			return ret;
+	}
+	ret = fring_req_claim(r);
+	if (ret)
+		return ret;
+	fring_req_read_fd_sync(r, fd, offset, len);
+	return 0;
+}
+
+static int32_t h_req_write_fd(fring_req *r, int32_t fd, uint64_t offset,
+			      uint32_t flags)
+{
+	int ret;
+
+	if (!r || flags || r->opcode != FUSE_WRITE)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	if (r->write_fd) {
+		ret = r->write_fd(r, fd, offset);
+		if (ret != -EOPNOTSUPP)
+			return ret;
+	}
+	ret = fring_req_claim(r);
+	if (ret)
+		return ret;
+	fring_req_write_fd_sync(r, fd, offset);
+	return 0;
+}
+
+static void h_mount_request_shutdown(fring_mount *m)
+{
+	if (m && m->request_shutdown)
+		m->request_shutdown(m);
+}
+
+static const struct fring_host_api host_table = {
+	.size = sizeof(struct fring_host_api),
+	.abi_major = FRING_ABI_MAJOR,
+	.abi_minor = FRING_ABI_MINOR,
+	.host_version = FRING_VERSION_STRING,
+	.log = h_log,
+	.log_enabled = h_log_enabled,
+	.parse_size = h_parse_size,
+	.parse_bool = h_parse_bool,
+	.req_ctx = h_req_ctx,
+	.req_mount = h_req_mount,
+	.req_interrupted = h_req_interrupted,
+	.reply_err = h_reply_err,
+	.reply_entry = h_reply_entry,
+	.reply_create = h_reply_create,
+	.reply_attr = h_reply_attr,
+	.reply_readlink = h_reply_readlink,
+	.reply_open = h_reply_open,
+	.reply_write = h_reply_write,
+	.reply_data = h_reply_data,
+	.reply_statfs = h_reply_statfs,
+	.reply_xattr_size = h_reply_xattr_size,
+	.reply_lock = h_reply_lock,
+	.reply_lseek = h_reply_lseek,
+	.dir_add = h_dir_add,
+	.dir_add_plus = h_dir_add_plus,
+	.reply_dir = h_reply_dir,
+	.mount_request_shutdown = h_mount_request_shutdown,
+	.req_read_fd = h_req_read_fd,
+	.req_write_fd = h_req_write_fd,
+};
+
+const struct fring_host_api *fring_host_table(void)
+{
+	return &host_table;
+}

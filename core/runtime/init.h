@@ -1,0 +1,59 @@
+/*
+ * FUSE_INIT negotiation (protocol brief 1.3): read the kernel's INIT from
+ * the session fd before any worker runs, agree on version and flags with
+ * the kernel and the plugin, answer it, and record what the decoder and the
+ * transports need.
+ */
+#ifndef FRING_INIT_H
+#define FRING_INIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../proto/proto.h"
+#include "dispatch.h"
+
+/* Our highest protocol minor (7.45, Linux 6.18). */
+#define FRING_PROTO_MINOR 45
+#define FRING_DEFAULT_MAX_WRITE (1u << 20)
+#define FRING_MAX_BACKGROUND 64
+#define FRING_CONGESTION_THRESHOLD 48
+
+struct fring_init_result {
+	uint32_t kernel_major, kernel_minor;
+	uint32_t minor;          /* negotiated */
+	uint64_t capable, want;  /* kernel's offer, what we accepted */
+	uint32_t max_write, max_readahead, max_pages, time_gran;
+	size_t bufsize;          /* /dev/fuse read buffer: max_write + 4096 */
+};
+
+/* What the transport tells the plugin (fring_conn.transport/nr_queues),
+ * and an optional hook run between building the reply and writing it: the
+ * io_uring transport sets its rings up there and adds FUSE_OVER_IO_URING to
+ * out->flags2 (brief 2.5: everything ready before the reply). A negative
+ * return fails INIT with that error and *err. */
+struct fring_init_params {
+	uint32_t transport;
+	uint32_t nr_queues;
+	int (*before_reply)(void *ud, const struct fring_init_result *res,
+			    struct fuse_init_out *out, char **err);
+	void *ud;
+};
+
+/* Pure part: build the INIT reply for the kernel's `in` (arglen bytes of
+ * fuse_init_in), calling the plugin's init. Returns:
+ *   0        *out (*outlen bytes) is the reply body, *res and dx->conn are set;
+ *   1        kernel major > 7: *out is a "major 7" reply, expect INIT again;
+ *   -errno   reply that error; *err says why. */
+int fring_init_build(struct fring_dispatch *dx, const void *in, size_t arglen,
+		     const struct fring_init_params *p, struct fuse_init_out *out,
+		     size_t *outlen, struct fring_init_result *res, char **err);
+
+/* Read INIT from fd, answer it (looping for a major > 7 kernel). Returns 0,
+ * or -errno with a one-line *err; on error the kernel has been answered
+ * with an error where possible, which fails the mount. */
+int fring_init_handshake(int fd, struct fring_dispatch *dx,
+			 const struct fring_init_params *p,
+			 struct fring_init_result *res, char **err);
+
+#endif /* FRING_INIT_H */

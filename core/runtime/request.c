@@ -1,0 +1,379 @@
+/* Request lifetime and the exactly-once reply path; see request.h. */
+#define _GNU_SOURCE
+#include "request.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+#include "log.h"
+
+static unsigned bucket_of(uint64_t unique)
+{
+	/* uniques step by 2; mix so consecutive ones spread over buckets */
+	uint64_t h = (unique >> 1) * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 58) % FRING_INFLIGHT_BUCKETS;
+}
+
+void fring_inflight_init(struct fring_inflight *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++)
+		pthread_mutex_init(&t->b[i].lock, NULL);
+	pthread_mutex_init(&t->pending_lock, NULL);
+	atomic_init(&t->npending, 0);
+}
+
+void fring_inflight_destroy(struct fring_inflight *t)
+{
+	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++)
+		pthread_mutex_destroy(&t->b[i].lock);
+	pthread_mutex_destroy(&t->pending_lock);
+}
+
+static void inflight_add(struct fring_inflight *t, struct fring_req *r)
+{
+	unsigned i = bucket_of(r->unique);
+
+	pthread_mutex_lock(&t->b[i].lock);
+	r->hnext = t->b[i].head;
+	t->b[i].head = r;
+	pthread_mutex_unlock(&t->b[i].lock);
+}
+
+static void inflight_del(struct fring_inflight *t, struct fring_req *r)
+{
+	unsigned i = bucket_of(r->unique);
+	struct fring_req **pp;
+
+	pthread_mutex_lock(&t->b[i].lock);
+	for (pp = &t->b[i].head; *pp; pp = &(*pp)->hnext) {
+		if (*pp == r) {
+			*pp = r->hnext;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&t->b[i].lock);
+	r->hnext = NULL;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
+}
+
+/* Find `unique` in its bucket and flag it. Returns 1 if found. */
+static int bucket_interrupt(struct fring_inflight *t, uint64_t unique)
+{
+	unsigned i = bucket_of(unique);
+	struct fring_req *r;
+	int found = 0;
+
+	pthread_mutex_lock(&t->b[i].lock);
+	for (r = t->b[i].head; r; r = r->hnext) {
+		if (r->unique == unique) {
+			atomic_store(&r->interrupted, 1);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&t->b[i].lock);
+	return found;
+}
+
+/* Claim the pending-interrupt slot of `unique` if any (pending_lock held). */
+static int pending_take(struct fring_inflight *t, uint64_t unique)
+{
+	for (unsigned i = 0; i < FRING_PENDING_INTERRUPTS; i++) {
+		if (t->pending[i].when_ms && t->pending[i].unique == unique) {
+			t->pending[i].when_ms = 0;
+			atomic_fetch_sub(&t->npending, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique)
+{
+	int64_t now = now_ms();
+	unsigned slot = 0;
+	int ret = 1;
+
+	if (bucket_interrupt(t, unique))
+		return 0;
+	pthread_mutex_lock(&t->pending_lock);
+	/* Reuse a free or expired slot, else the oldest. Expired entries are
+	 * interrupts whose target was answered before they arrived. */
+	for (unsigned i = 0; i < FRING_PENDING_INTERRUPTS; i++) {
+		int64_t w = t->pending[i].when_ms;
+
+		if (w && now - w > 2000) {
+			t->pending[i].when_ms = 0;
+			atomic_fetch_sub(&t->npending, 1);
+			w = 0;
+		}
+		if (!w || (t->pending[slot].when_ms && w < t->pending[slot].when_ms))
+			slot = i;
+	}
+	if (!t->pending[slot].when_ms)
+		atomic_fetch_add(&t->npending, 1);
+	t->pending[slot].unique = unique;
+	t->pending[slot].when_ms = now;
+	/* Re-check after publishing npending: a worker that entered the
+	 * target meanwhile either saw npending > 0 or is visible here. */
+	if (bucket_interrupt(t, unique)) {
+		pending_take(t, unique);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&t->pending_lock);
+	return ret;
+}
+
+struct fring_req *fring_inflight_pop(struct fring_inflight *t)
+{
+	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++) {
+		struct fring_req *r;
+
+		pthread_mutex_lock(&t->b[i].lock);
+		r = t->b[i].head;
+		if (r)
+			t->b[i].head = r->hnext;
+		pthread_mutex_unlock(&t->b[i].lock);
+		if (r) {
+			r->hnext = NULL;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
+		    fring_send_fn send, fring_release_fn release, void *tdata,
+		    int fd, uint32_t queue)
+{
+	memset(r, 0, sizeof(*r));
+	r->dx = dx;
+	r->send = send;
+	r->release = release;
+	r->tdata = tdata;
+	r->fd = fd;
+	r->queue = queue;
+	atomic_init(&r->state, FRING_REQ_PENDING);
+	atomic_init(&r->interrupted, 0);
+}
+
+void fring_req_track(struct fring_req *r)
+{
+	struct fring_inflight *t = &r->dx->inflight;
+
+	r->tracked = 1;
+	atomic_fetch_add(&r->dx->outstanding, 1);
+	inflight_add(t, r);
+	if (atomic_load(&t->npending) > 0) {
+		pthread_mutex_lock(&t->pending_lock);
+		if (pending_take(t, r->unique))
+			atomic_store(&r->interrupted, 1);
+		pthread_mutex_unlock(&t->pending_lock);
+	}
+}
+
+/* After the reply or drop: leave the table, free the dir buffer, give the
+ * memory back to the transport. Nothing may touch r afterwards. */
+static void req_finish(struct fring_req *r)
+{
+	struct fring_dispatch *dx = r->dx;
+	int tracked = r->tracked;
+
+	if (tracked)
+		inflight_del(&dx->inflight, r);
+	if (r->dir_malloced)
+		free(r->dirbuf);
+	r->dirbuf = NULL;
+	r->release(r);
+	/* Counted last so that "outstanding == 0" means every release ran. */
+	if (tracked)
+		atomic_fetch_sub(&dx->outstanding, 1);
+}
+
+int fring_req_claim(struct fring_req *r)
+{
+	int expected = FRING_REQ_PENDING;
+
+	if (atomic_compare_exchange_strong(&r->state, &expected,
+					   FRING_REQ_REPLIED))
+		return 0;
+	fring_log_ratelimited("double-reply", FRING_LOG_WARN,
+			      "%s: plugin replied twice to %s (unique %llu); "
+			      "second reply ignored",
+			      r->dx->mount.name, fring_opcode_name(r->opcode),
+			      (unsigned long long)r->unique);
+	return -EALREADY;
+}
+
+int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
+		   int nbody)
+{
+	struct fring_dispatch *dx = r->dx;
+	struct iovec iov[4];
+	struct fuse_out_header oh;
+	size_t len = sizeof(oh);
+	int n = 1, ret;
+
+	if (error != 0)
+		nbody = 0;
+	for (int i = 0; i < nbody && n < 4; i++) {
+		if (!body[i].iov_len)
+			continue;
+		iov[n++] = body[i];
+		len += body[i].iov_len;
+	}
+	oh.len = (uint32_t)len;
+	oh.error = error;
+	oh.unique = r->unique;
+	iov[0].iov_base = &oh;
+	iov[0].iov_len = sizeof(oh);
+
+	ret = r->send(r, iov, n);
+	atomic_fetch_add_explicit(&dx->stats.replies, 1, memory_order_relaxed);
+	if (error)
+		atomic_fetch_add_explicit(&dx->stats.errors, 1,
+					  memory_order_relaxed);
+	if (ret < 0 && ret != -ENOENT)
+		atomic_fetch_add_explicit(&dx->stats.send_failures, 1,
+					  memory_order_relaxed);
+	req_finish(r);
+	return ret;
+}
+
+int fring_req_reply_error(struct fring_req *r, int32_t neg_errno)
+{
+	int bad = 0, ret;
+	int32_t e = fring_proto_sanitize_error(neg_errno, &bad);
+
+	ret = fring_req_claim(r);
+	if (ret)
+		return ret;
+	if (bad) {
+		atomic_fetch_add_explicit(&r->dx->stats.misuse, 1,
+					  memory_order_relaxed);
+		fring_log_ratelimited("bad-errno", FRING_LOG_WARN,
+				      "%s: plugin replied %d to %s (unique %llu): "
+				      "not a negative errno, sent EIO",
+				      r->dx->mount.name, (int)neg_errno,
+				      fring_opcode_name(r->opcode),
+				      (unsigned long long)r->unique);
+		fring_req_send(r, e, NULL, 0);
+		return -EINVAL;
+	}
+	return fring_req_send(r, e, NULL, 0);
+}
+
+int fring_req_reply_misuse(struct fring_req *r, const char *what)
+{
+	int ret = fring_req_claim(r);
+
+	if (ret)
+		return ret;
+	atomic_fetch_add_explicit(&r->dx->stats.misuse, 1, memory_order_relaxed);
+	fring_log_ratelimited("reply-misuse", FRING_LOG_WARN,
+			      "%s: plugin answered %s (unique %llu) with %s; "
+			      "sent EIO",
+			      r->dx->mount.name, fring_opcode_name(r->opcode),
+			      (unsigned long long)r->unique, what);
+	fring_req_send(r, -EIO, NULL, 0);
+	return -EINVAL;
+}
+
+void fring_req_drop(struct fring_req *r)
+{
+	atomic_store(&r->state, FRING_REQ_REPLIED);
+	req_finish(r);
+}
+
+void fring_req_abandon(struct fring_req *r)
+{
+	struct fring_dispatch *dx = r->dx;
+
+	/* Already out of the table (fring_inflight_pop). */
+	atomic_store(&r->state, FRING_REQ_REPLIED);
+	if (r->dir_malloced)
+		free(r->dirbuf);
+	r->dirbuf = NULL;
+	r->release(r);
+	atomic_fetch_sub(&dx->outstanding, 1);
+}
+
+/* ---- data-path services, synchronous (/dev/fuse) ---- */
+
+/* Synchronous fallback: read into the request's scratch memory (the unused
+ * tail of its read buffer) or a temporary buffer, then reply. */
+void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off, uint32_t len)
+{
+	int own = !(r->scratch && r->scratch_cap >= len);
+	char *buf = own ? malloc(len ? len : 1) : r->scratch;
+	size_t got = 0;
+	int32_t err = 0;
+
+	if (!buf) {
+		fring_req_send(r, -ENOMEM, NULL, 0);
+		return;
+	}
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = fring_proto_sanitize_error(-errno, NULL);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (err && got == 0) {
+		fring_req_send(r, err, NULL, 0);
+	} else {
+		struct iovec iov = { buf, got };
+
+		fring_req_send(r, 0, &iov, 1);
+	}
+	if (own) /* r may be gone after the send: decided before */
+		free(buf);
+}
+
+void fring_req_write_fd_sync(struct fring_req *r, int fd, uint64_t off)
+{
+	const struct fring_write_args *a = &r->d.a.write;
+	const char *data = a->data;
+	size_t done = 0;
+	int32_t err = 0;
+
+	while (done < a->len) {
+		ssize_t n = pwrite(fd, data + done, a->len - done,
+				   (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = fring_proto_sanitize_error(-errno, NULL);
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	if (err && done == 0) {
+		fring_req_send(r, err, NULL, 0);
+	} else {
+		/* Like write(2): a partial count beats losing what was written. */
+		struct fuse_write_out wo = { .size = (uint32_t)done };
+		struct iovec iov = { &wo, sizeof(wo) };
+
+		fring_req_send(r, 0, &iov, 1);
+	}
+}

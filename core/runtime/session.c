@@ -1,0 +1,427 @@
+/* One mount's lifecycle; see session.h. */
+#define _GNU_SOURCE
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../mount/mount.h"
+#include "../mount/stale.h"
+#include "../transport/devfuse.h"
+#include "dispatch.h"
+#include "init.h"
+#include "log.h"
+
+#define STOP_JOIN_MS 4500  /* then abort the connection via fusectl */
+#define STOP_ABORT_MS 500  /* then cancel / abandon workers */
+#define STOP_DRAIN_MS 2000 /* plugin replies still in flight after the join */
+
+struct fring_session {
+	char *mountpoint, *fsname, *subtype, *config_file;
+	int default_permissions, allow_other, ro;
+	unsigned nr_threads;
+	struct fring_cfg_transport transport;
+	struct fring_loaded_plugin *plugin;
+
+	struct fring_dispatch dx;
+	int created;   /* plugin create() succeeded */
+	int destroyed; /* plugin destroy() ran */
+
+	struct fring_mount_handle *mh;
+	struct fring_devfuse *df;
+	struct fring_init_result init;
+	unsigned conn_id; /* fusectl directory: minor of st_dev, 0 unknown */
+	int done_fd;
+
+	pthread_mutex_t lock;
+	int mounted, stopped;
+	unsigned stuck; /* workers abandoned at stop: leak, never free */
+};
+
+static const char *plugin_name(const struct fring_session *s)
+{
+	return s->plugin->desc.name ? s->plugin->desc.name : s->plugin->path;
+}
+
+static void signal_done(struct fring_session *s)
+{
+	uint64_t one = 1;
+
+	if (write(s->done_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		fring_warn("%s: signalling the session's end: %s", s->mountpoint,
+			   strerror(errno));
+}
+
+static void on_workers_exited(void *ud)
+{
+	signal_done(ud);
+}
+
+static void request_shutdown(struct fring_mount *m)
+{
+	struct fring_session *s = m->owner;
+
+	fring_info("%s: plugin asked to shut down", s->mountpoint);
+	signal_done(s);
+}
+
+static char *dup_or_null(const char *str, int *oom)
+{
+	char *d;
+
+	if (!str)
+		return NULL;
+	d = strdup(str);
+	if (!d)
+		*oom = 1;
+	return d;
+}
+
+static void plugin_destroy(struct fring_session *s)
+{
+	if (s->created && !s->destroyed && s->plugin->desc.destroy)
+		s->plugin->desc.destroy(s->dx.inst);
+	s->destroyed = 1;
+}
+
+static int configure(struct fring_session *s, const struct fring_session_params *p,
+		     char **err)
+{
+	const struct fring_plugin *d = &s->plugin->desc;
+
+	for (size_t i = 0; i < p->nr_options; i++) {
+		const struct fring_cfg_option *o = &p->options[i];
+		int ret = d->config ? d->config(s->dx.inst, o->key,
+						o->value ? o->value : "")
+				    : -EINVAL;
+
+		if (ret >= 0)
+			continue;
+		if (p->config_file)
+			*err = fring_strf("%s:%u:%u: plugin '%s' rejected option '%s'",
+					  p->config_file, o->line, o->column,
+					  plugin_name(s), o->key);
+		else
+			*err = fring_strf("plugin '%s' rejected option '%s'",
+					  plugin_name(s), o->key);
+		return ret;
+	}
+	if (d->config_complete) {
+		int ret = d->config_complete(s->dx.inst);
+
+		if (ret < 0) {
+			*err = fring_strf("plugin '%s': configuration incomplete or "
+					  "invalid (see messages above)",
+					  plugin_name(s));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int fring_session_new(const struct fring_session_params *p,
+		      struct fring_session **out, char **err)
+{
+	struct fring_session *s;
+	int oom = 0, ret;
+
+	*out = NULL;
+	if (!p || !p->plugin || !p->mountpoint || !*p->mountpoint) {
+		*err = fring_strf("session: mountpoint and plugin are required");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		*err = fring_strf("out of memory");
+		return -ENOMEM;
+	}
+	s->done_fd = -1;
+	s->plugin = p->plugin;
+	s->mountpoint = dup_or_null(p->mountpoint, &oom);
+	s->fsname = dup_or_null(p->fsname, &oom);
+	s->subtype = dup_or_null(p->subtype, &oom);
+	s->config_file = dup_or_null(p->config_file, &oom);
+	s->default_permissions = p->default_permissions;
+	s->allow_other = p->allow_other;
+	s->ro = p->ro;
+	s->nr_threads = p->nr_threads;
+	s->transport = p->transport;
+	pthread_mutex_init(&s->lock, NULL);
+	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (oom || s->done_fd < 0 ||
+	    fring_dispatch_init(&s->dx, &p->plugin->desc, &p->plugin->ops,
+				p->mountpoint)) {
+		*err = fring_strf("out of resources creating the session: %s",
+				  strerror(oom ? ENOMEM : errno));
+		ret = -ENOMEM;
+		goto fail;
+	}
+	s->dx.mount.request_shutdown = request_shutdown;
+	s->dx.mount.owner = s;
+
+	if (!p->plugin->desc.create) {
+		*err = fring_strf("plugin '%s' has no create()", plugin_name(s));
+		ret = -EINVAL;
+		goto fail;
+	}
+	ret = p->plugin->desc.create(&s->dx.mount, &s->dx.inst);
+	if (ret < 0) {
+		*err = fring_strf("plugin '%s': create failed: %s", plugin_name(s),
+				  strerror(-ret));
+		goto fail;
+	}
+	s->created = 1;
+	ret = configure(s, p, err);
+	if (ret < 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	s->stopped = 1; /* nothing mounted; free only destroys */
+	fring_session_free(s);
+	return ret < 0 ? ret : -EINVAL;
+}
+
+const char *fring_session_transport(const struct fring_session *s)
+{
+	return "devfuse";
+}
+
+const char *fring_session_mountpoint(const struct fring_session *s)
+{
+	return s->mountpoint;
+}
+
+int fring_session_done_fd(const struct fring_session *s)
+{
+	return s->done_fd;
+}
+
+static int check_mountpoint(const char *mp, char **err)
+{
+	struct stat st;
+	int ret = fring_mount_check_stale(mp, err);
+
+	if (ret)
+		return ret;
+	if (stat(mp, &st) < 0) {
+		*err = fring_strf("mountpoint %s: %s", mp, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*err = fring_strf("mountpoint %s is not a directory", mp);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+/* The fusectl connection id, without sending a request (DONT_SYNC). */
+static unsigned connection_id(const char *mp)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, mp, AT_STATX_DONT_SYNC, 0, &stx) < 0)
+		return 0;
+	return stx.stx_dev_major == 0 ? stx.stx_dev_minor : 0;
+}
+
+/* Undo a half-done mount: the unmount ends any started worker. */
+static void mount_rollback(struct fring_session *s)
+{
+	fring_mount_unmount(s->mh);
+	if (s->df) {
+		if (fring_devfuse_join(s->df, STOP_JOIN_MS))
+			s->stuck = fring_devfuse_cancel(s->df);
+		if (!s->stuck)
+			fring_devfuse_free(s->df);
+		s->df = NULL;
+	}
+	fring_mount_close(s->mh);
+	s->mh = NULL;
+}
+
+int fring_session_mount(struct fring_session *s, char **err)
+{
+	struct fring_mount_opts mo = {
+		.default_permissions = s->default_permissions,
+		.allow_other = s->allow_other,
+		.ro = s->ro,
+		.fsname = s->fsname ? s->fsname : plugin_name(s),
+		.subtype = s->subtype ? s->subtype : plugin_name(s),
+	};
+	struct fring_init_params ip = { .transport = FRING_TRANSPORT_DEVFUSE };
+	struct fring_devfuse_params dp = { 0 };
+	char *msg = NULL;
+	int fd, ret;
+
+	if (s->mounted || s->stopped) {
+		*err = fring_strf("%s: session already %s", s->mountpoint,
+				  s->mounted ? "mounted" : "stopped");
+		return -EBUSY;
+	}
+	if (s->transport.mode == FRING_MODE_URING) {
+		*err = fring_strf("%s: transport mode 'uring' is not available in "
+				  "this build; use 'auto' or 'devfuse'",
+				  s->mountpoint);
+		return -EOPNOTSUPP;
+	}
+	ret = check_mountpoint(s->mountpoint, err);
+	if (ret)
+		return ret;
+	ret = fring_mount_open(s->mountpoint, &mo, &fd, &s->mh, err);
+	if (ret)
+		return ret;
+	s->conn_id = connection_id(s->mountpoint);
+
+	ip.nr_queues = s->nr_threads ? s->nr_threads
+				     : fring_devfuse_default_threads();
+	ret = fring_init_handshake(fd, &s->dx, &ip, &s->init, &msg);
+	if (ret) {
+		*err = fring_strf("%s: FUSE_INIT failed: %s", s->mountpoint,
+				  msg ? msg : strerror(-ret));
+		free(msg);
+		mount_rollback(s);
+		return ret;
+	}
+
+	dp.session_fd = fd;
+	dp.nr_threads = ip.nr_queues;
+	dp.bufsize = s->init.bufsize;
+	dp.on_all_exited = on_workers_exited;
+	dp.ud = s;
+	ret = fring_devfuse_start(&s->dx, &dp, &s->df, &msg);
+	if (ret) {
+		*err = fring_strf("%s: %s", s->mountpoint, msg ? msg : strerror(-ret));
+		free(msg);
+		mount_rollback(s);
+		return ret;
+	}
+	s->mounted = 1;
+	fring_dbg("%s: serving with %u /dev/fuse workers, max_write %u",
+		  s->mountpoint, fring_devfuse_nr_threads(s->df),
+		  s->init.max_write);
+	return 0;
+}
+
+static void abort_connection(struct fring_session *s)
+{
+	char path[64];
+	int fd;
+
+	if (!s->conn_id)
+		return;
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort",
+		 s->conn_id);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) == 1)
+		fring_warn("%s: workers still busy after unmount; aborted "
+			   "connection %u", s->mountpoint, s->conn_id);
+	close(fd);
+}
+
+/* Give replies the plugin still owes a bounded time to arrive. */
+static long drain(struct fring_session *s)
+{
+	struct timespec ts = { 0, 10 * 1000000L };
+	long left;
+
+	for (int waited = 0; waited < STOP_DRAIN_MS; waited += 10) {
+		left = atomic_load(&s->dx.outstanding);
+		if (left <= 0)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return atomic_load(&s->dx.outstanding);
+}
+
+static void log_stats(struct fring_session *s)
+{
+	const struct fring_stats *st = &s->dx.stats;
+	unsigned long total = 0;
+
+	for (unsigned i = 0; i <= FUSE_OPCODE_MAX; i++)
+		total += atomic_load(&st->requests[i]);
+	fring_dbg("%s: %lu requests, %lu replies (%lu errors), %lu malformed, "
+		  "%lu interrupts, %lu plugin misuses, %lu failed writes",
+		  s->mountpoint, total, atomic_load(&st->replies),
+		  atomic_load(&st->errors), atomic_load(&st->malformed),
+		  atomic_load(&st->interrupts), atomic_load(&st->misuse),
+		  atomic_load(&st->send_failures));
+}
+
+void fring_session_stop(struct fring_session *s)
+{
+	struct fring_req *r;
+	long unanswered;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->stopped) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	s->stopped = 1;
+	pthread_mutex_unlock(&s->lock);
+
+	if (s->mounted) {
+		fring_mount_unmount(s->mh);
+		if (fring_devfuse_join(s->df, STOP_JOIN_MS)) {
+			abort_connection(s);
+			if (fring_devfuse_join(s->df, STOP_ABORT_MS))
+				s->stuck = fring_devfuse_cancel(s->df);
+		}
+		unanswered = drain(s);
+		if (unanswered > 0)
+			fring_warn("%s: %ld request(s) were never answered by "
+				   "the plugin", s->mountpoint, unanswered);
+		log_stats(s);
+	}
+	if (s->stuck) {
+		/* A worker may still be inside the plugin: no destroy. */
+		fring_warn("%s: plugin destroy skipped (%u worker(s) stuck)",
+			   s->mountpoint, s->stuck);
+		return;
+	}
+	plugin_destroy(s);
+	/* After destroy no reply can come: release what was never answered. */
+	while ((r = fring_inflight_pop(&s->dx.inflight)))
+		fring_req_abandon(r);
+	fring_devfuse_free(s->df);
+	s->df = NULL;
+	fring_mount_close(s->mh);
+	s->mh = NULL;
+	s->mounted = 0;
+}
+
+void fring_session_free(struct fring_session *s)
+{
+	if (!s)
+		return;
+	fring_session_stop(s);
+	if (s->stuck)
+		return; /* stuck workers still reference the session */
+	plugin_destroy(s);
+	if (s->dx.mount.name)
+		fring_dispatch_destroy(&s->dx);
+	if (s->done_fd >= 0)
+		close(s->done_fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s->mountpoint);
+	free(s->fsname);
+	free(s->subtype);
+	free(s->config_file);
+	free(s);
+}

@@ -1,0 +1,385 @@
+/* Classic /dev/fuse transport: worker pool; see devfuse.h. */
+#define _GNU_SOURCE
+#include "devfuse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../runtime/log.h"
+#include "../runtime/request.h"
+
+/* A read buffer and the request read into it. The request owns the buffer
+ * until its reply: refs is 2 while the worker still runs dispatch (worker +
+ * pending reply) and whoever drops the last ref recycles it. */
+struct dbuf {
+	struct fring_req req;
+	atomic_int refs;
+	struct fring_devfuse *t;
+	struct dbuf *next; /* free list */
+	_Alignas(64) unsigned char data[];
+};
+
+struct worker {
+	struct fring_devfuse *t;
+	pthread_t tid;
+	unsigned idx;
+	int fd;
+	int running; /* thread created and not yet joined/abandoned */
+	struct dbuf *cur;
+};
+
+struct fring_devfuse {
+	struct fring_dispatch *dx;
+	struct fring_devfuse_params p;
+	unsigned n;
+	struct worker *w;
+	atomic_uint live;
+
+	pthread_mutex_t pool_lock;
+	struct dbuf *pool;
+	unsigned pool_n, pool_max;
+	unsigned abandoned; /* workers detached while stuck: never free t */
+};
+
+unsigned fring_devfuse_default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? (unsigned)(2 * n) : 2;
+}
+
+unsigned fring_devfuse_nr_threads(const struct fring_devfuse *t)
+{
+	return t->n;
+}
+
+static struct dbuf *buf_get(struct fring_devfuse *t)
+{
+	struct dbuf *b;
+
+	pthread_mutex_lock(&t->pool_lock);
+	b = t->pool;
+	if (b) {
+		t->pool = b->next;
+		t->pool_n--;
+	}
+	pthread_mutex_unlock(&t->pool_lock);
+	if (b)
+		return b;
+	if (posix_memalign((void **)&b, 64, sizeof(*b) + t->p.bufsize))
+		return NULL;
+	b->t = t;
+	b->next = NULL;
+	return b;
+}
+
+static void buf_put(struct fring_devfuse *t, struct dbuf *b)
+{
+	pthread_mutex_lock(&t->pool_lock);
+	if (t->pool_n < t->pool_max) {
+		b->next = t->pool;
+		t->pool = b;
+		t->pool_n++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&t->pool_lock);
+	free(b);
+}
+
+/* Transport hooks for struct fring_req. The reply must go to the fd that
+ * read the request: each cloned fd has its own processing list. */
+static int df_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
+{
+	ssize_t n;
+
+	do
+		n = writev(r->fd, iov, iovcnt);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		return 0;
+	n = -errno;
+	if (n == -ENOENT || n == -ENODEV || n == -ECONNABORTED)
+		/* Interrupted and gone, or the mount is gone: routine. */
+		fring_dbg("reply to %s (unique %llu): %s",
+			  fring_opcode_name(r->opcode),
+			  (unsigned long long)r->unique, strerror((int)-n));
+	else
+		fring_log_ratelimited("devfuse-write", FRING_LOG_WARN,
+				      "writing reply to %s (unique %llu): %s",
+				      fring_opcode_name(r->opcode),
+				      (unsigned long long)r->unique,
+				      strerror((int)-n));
+	return (int)n;
+}
+
+static void df_release(struct fring_req *r)
+{
+	struct dbuf *b = r->tdata;
+
+	if (atomic_fetch_sub(&b->refs, 1) == 1)
+		buf_put(b->t, b);
+}
+
+static void worker_cleanup(void *arg)
+{
+	struct worker *w = arg;
+	struct fring_devfuse *t = w->t;
+
+	if (w->cur) {
+		buf_put(t, w->cur);
+		w->cur = NULL;
+	}
+	if (atomic_fetch_sub(&t->live, 1) == 1 && t->p.on_all_exited)
+		t->p.on_all_exited(t->p.ud);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct fring_devfuse *t = w->t;
+	size_t cap = t->p.bufsize;
+	char name[16];
+
+	snprintf(name, sizeof(name), "fring-dev-%u", w->idx);
+	pthread_setname_np(pthread_self(), name);
+	/* Cancellation is allowed only while blocked in read(), so a
+	 * give-up at stop never interrupts plugin code. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	pthread_cleanup_push(worker_cleanup, w);
+	for (;;) {
+		struct dbuf *b = w->cur;
+		size_t skip;
+		ssize_t n;
+
+		if (!b) {
+			b = w->cur = buf_get(t);
+			if (!b) {
+				fring_log_ratelimited("devfuse-oom", FRING_LOG_ERROR,
+						      "out of memory for a %zu-byte "
+						      "request buffer; retrying", cap);
+				usleep(10000);
+				continue;
+			}
+		}
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		n = read(w->fd, b->data, cap);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (n < 0) {
+			int e = errno;
+
+			if (e == EINTR || e == EAGAIN || e == ENOENT)
+				continue; /* ENOENT: request interrupted before we read it */
+			if (e != ENODEV && e != ECONNABORTED)
+				fring_err("%s: worker %u: read /dev/fuse: %s",
+					  t->dx->mount.name, w->idx, strerror(e));
+			break;
+		}
+		fring_req_init(&b->req, t->dx, df_send, df_release, b, w->fd,
+			       w->idx);
+		/* The tail of the buffer can hold a READDIR reply. */
+		skip = ((size_t)n + 7) & ~(size_t)7;
+		if (skip < cap) {
+			b->req.scratch = b->data + skip;
+			b->req.scratch_cap = cap - skip;
+		}
+		atomic_store(&b->refs, 2);
+		fring_dispatch_buf(t->dx, &b->req, b->data, (size_t)n);
+		if (atomic_fetch_sub(&b->refs, 1) != 1)
+			w->cur = NULL; /* still awaiting its reply: it owns b now */
+	}
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+/* A per-worker fd on the same connection: a clone has its own read queue
+ * and processing list. A dup of the session fd is the fallback, so every
+ * worker owns its fd whatever happens to the session's. */
+static int worker_fd(int session_fd, int *cloned)
+{
+	uint32_t src = (uint32_t)session_fd;
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	*cloned = 0;
+	if (fd >= 0) {
+		if (ioctl(fd, FUSE_DEV_IOC_CLONE, &src) == 0) {
+			*cloned = 1;
+			return fd;
+		}
+		close(fd);
+	}
+	return fcntl(session_fd, F_DUPFD_CLOEXEC, 0);
+}
+
+int fring_devfuse_start(struct fring_dispatch *dx,
+			const struct fring_devfuse_params *p,
+			struct fring_devfuse **out, char **err)
+{
+	struct fring_devfuse *t = calloc(1, sizeof(*t));
+	sigset_t all, old;
+	int nclone = 0, ret = 0;
+
+	*out = NULL;
+	if (!t)
+		goto oom;
+	t->dx = dx;
+	t->p = *p;
+	if (t->p.bufsize < FUSE_MIN_READ_BUFFER)
+		t->p.bufsize = FUSE_MIN_READ_BUFFER;
+	t->n = p->nr_threads ? p->nr_threads : fring_devfuse_default_threads();
+	t->pool_max = t->n;
+	pthread_mutex_init(&t->pool_lock, NULL);
+	t->w = calloc(t->n, sizeof(*t->w));
+	if (!t->w)
+		goto oom;
+	for (unsigned i = 0; i < t->n; i++)
+		t->w[i].fd = -1;
+	for (unsigned i = 0; i < t->n; i++) {
+		int cloned;
+
+		t->w[i].t = t;
+		t->w[i].idx = i;
+		t->w[i].fd = worker_fd(p->session_fd, &cloned);
+		if (t->w[i].fd < 0) {
+			ret = -errno;
+			*err = fring_strf("opening a /dev/fuse fd for worker %u: %s",
+					  i, strerror(errno));
+			goto fail;
+		}
+		nclone += cloned;
+	}
+	if (nclone < (int)t->n)
+		fring_warn("%s: FUSE_DEV_IOC_CLONE failed for %u of %u workers; "
+			   "they share the session's queue", dx->mount.name,
+			   t->n - nclone, t->n);
+
+	/* Workers inherit a full signal mask: signals go to the main thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&t->live, t->n);
+	for (unsigned i = 0; i < t->n; i++) {
+		ret = -pthread_create(&t->w[i].tid, NULL, worker_main, &t->w[i]);
+		if (ret) {
+			/* Never started workers will not decrement. */
+			atomic_fetch_sub(&t->live, t->n - i);
+			*err = fring_strf("starting worker %u: %s", i, strerror(-ret));
+			break;
+		}
+		t->w[i].running = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		/* The caller unmounts, which ends the started workers. */
+		*out = t;
+		return ret;
+	}
+	*out = t;
+	return 0;
+
+oom:
+	ret = -ENOMEM;
+	*err = fring_strf("out of memory starting the /dev/fuse workers");
+fail:
+	if (t) {
+		for (unsigned i = 0; t->w && i < t->n; i++)
+			if (t->w[i].fd >= 0)
+				close(t->w[i].fd);
+		free(t->w);
+		pthread_mutex_destroy(&t->pool_lock);
+		free(t);
+	}
+	return ret;
+}
+
+static void deadline_after(struct timespec *ts, unsigned ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+unsigned fring_devfuse_join(struct fring_devfuse *t, unsigned timeout_ms)
+{
+	struct timespec dl;
+	unsigned left = 0;
+
+	if (!t)
+		return 0;
+	deadline_after(&dl, timeout_ms);
+	for (unsigned i = 0; i < t->n; i++) {
+		if (t->w[i].running && !pthread_timedjoin_np(t->w[i].tid, NULL, &dl))
+			t->w[i].running = 0;
+		left += t->w[i].running;
+	}
+	return left;
+}
+
+unsigned fring_devfuse_cancel(struct fring_devfuse *t)
+{
+	struct timespec dl;
+	unsigned cancelled = 0;
+
+	if (!t)
+		return 0;
+	/* Takes effect only in read(): workers keep it disabled elsewhere. */
+	for (unsigned i = 0; i < t->n; i++)
+		if (t->w[i].running)
+			pthread_cancel(t->w[i].tid);
+	deadline_after(&dl, 500);
+	for (unsigned i = 0; i < t->n; i++) {
+		struct worker *w = &t->w[i];
+
+		if (!w->running)
+			continue;
+		w->running = 0;
+		if (!pthread_timedjoin_np(w->tid, NULL, &dl)) {
+			cancelled++;
+			continue;
+		}
+		fring_warn("%s: worker %u did not stop (busy in the plugin); "
+			   "abandoned it", t->dx->mount.name, i);
+		pthread_detach(w->tid);
+		t->abandoned++;
+	}
+	if (cancelled)
+		fring_warn("%s: %u idle worker(s) did not stop (files still open "
+			   "on the lazily unmounted fs?); cancelled them",
+			   t->dx->mount.name, cancelled);
+	return t->abandoned;
+}
+
+void fring_devfuse_free(struct fring_devfuse *t)
+{
+	if (!t)
+		return;
+	if (t->abandoned) {
+		/* A stuck worker still uses t, its fd and its buffer. */
+		fring_warn("%s: leaking the /dev/fuse workers' state (%u stuck)",
+			   t->dx->mount.name, t->abandoned);
+		return;
+	}
+	for (unsigned i = 0; i < t->n; i++)
+		if (t->w[i].fd >= 0)
+			close(t->w[i].fd);
+	while (t->pool) {
+		struct dbuf *b = t->pool;
+
+		t->pool = b->next;
+		free(b);
+	}
+	free(t->w);
+	pthread_mutex_destroy(&t->pool_lock);
+	free(t);
+}

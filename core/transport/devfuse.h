@@ -1,0 +1,49 @@
+/*
+ * Classic /dev/fuse transport: a pool of worker threads, each with its own
+ * cloned fd (FUSE_DEV_IOC_CLONE), looping read -> dispatch. Replies are
+ * writev()s on the worker's fd from whatever thread answers.
+ */
+#ifndef FRING_DEVFUSE_H
+#define FRING_DEVFUSE_H
+
+#include <stddef.h>
+
+#include "../runtime/dispatch.h"
+
+struct fring_devfuse;
+
+struct fring_devfuse_params {
+	int session_fd;        /* the mounted connection (not owned) */
+	unsigned nr_threads;   /* 0: 2 x online CPUs, at least 2 */
+	size_t bufsize;        /* read buffer: max_write + 4096 */
+	/* Called once, from the last worker to exit, when every worker has
+	 * stopped (unmount or abort). */
+	void (*on_all_exited)(void *ud);
+	void *ud;
+};
+
+/* Default worker count for nr_threads == 0. */
+unsigned fring_devfuse_default_threads(void);
+
+/* Start the workers. 0 or -errno + *err (nothing left running). */
+int fring_devfuse_start(struct fring_dispatch *dx,
+			const struct fring_devfuse_params *p,
+			struct fring_devfuse **out, char **err);
+
+unsigned fring_devfuse_nr_threads(const struct fring_devfuse *t);
+
+/* Wait up to timeout_ms for the workers to end (they do once reads fail
+ * with ENODEV, i.e. after the unmount or an abort). Returns how many are
+ * still running. */
+unsigned fring_devfuse_join(struct fring_devfuse *t, unsigned timeout_ms);
+
+/* Last resort after a join timed out: cancel workers blocked in read(),
+ * abandon (detach, logged "worker N did not stop") those stuck elsewhere.
+ * Returns the number abandoned; then t must be leaked, not freed. */
+unsigned fring_devfuse_cancel(struct fring_devfuse *t);
+
+/* Close the fds and free the buffers. Call only when no request is still
+ * waiting for a reply (replies use the worker fds). */
+void fring_devfuse_free(struct fring_devfuse *t);
+
+#endif /* FRING_DEVFUSE_H */
