@@ -55,6 +55,41 @@ void fring_encode_attr_out(const struct fring_attr *a, uint64_t timeout_ns,
 	fring_encode_attr(a, &out->attr);
 }
 
+/* dev_t in the kernel's new_encode_dev layout -> major/minor. */
+static uint32_t rdev_major(uint32_t rdev) { return (rdev & 0xfff00u) >> 8; }
+static uint32_t rdev_minor(uint32_t rdev)
+{
+	return (rdev & 0xffu) | ((rdev >> 12) & 0xfff00u);
+}
+
+void fring_encode_statx(const struct fring_statx *sx, uint64_t timeout_ns,
+			struct fuse_statx_out *out)
+{
+	const struct fring_attr *a = &sx->attr;
+	struct fuse_statx *st = &out->stat;
+
+	memset(out, 0, sizeof(*out));
+	out->attr_valid = timeout_ns / NSEC_PER_SEC;
+	out->attr_valid_nsec = (uint32_t)(timeout_ns % NSEC_PER_SEC);
+	st->mask = sx->mask;
+	st->blksize = a->blksize;
+	st->attributes = sx->attributes;
+	st->attributes_mask = sx->attributes_mask;
+	st->nlink = a->nlink;
+	st->uid = a->uid;
+	st->gid = a->gid;
+	st->mode = (uint16_t)a->mode;
+	st->ino = a->ino;
+	st->size = a->size;
+	st->blocks = a->blocks;
+	st->atime = (struct fuse_sx_time){ a->atime_sec, a->atime_nsec, 0 };
+	st->btime = (struct fuse_sx_time){ sx->btime_sec, sx->btime_nsec, 0 };
+	st->ctime = (struct fuse_sx_time){ a->ctime_sec, a->ctime_nsec, 0 };
+	st->mtime = (struct fuse_sx_time){ a->mtime_sec, a->mtime_nsec, 0 };
+	st->rdev_major = rdev_major(a->rdev);
+	st->rdev_minor = rdev_minor(a->rdev);
+}
+
 void fring_encode_open(const struct fring_open_out *o, struct fuse_open_out *out)
 {
 	*out = (struct fuse_open_out){
@@ -138,11 +173,12 @@ int fring_encode_direntplus(void *buf, size_t cap, size_t *used,
 	dst = (uint8_t *)buf + *used;
 	fring_encode_entry(e, &eo);
 	memcpy(dst, &eo, sizeof(eo));
-	/* e->ino == 0 means "no entry for the kernel to cache" (nodeid 0, no
-	 * lookup counted), but the dirent still needs the real inode number:
-	 * readdir(3) hides entries whose d_ino is 0. */
+	/* d_ino is the file's inode number (attr.ino), not the nodeid: they
+	 * differ for plugins such as passthrough, and e->ino == 0 (nothing for
+	 * the kernel to cache, no lookup counted) must not list as d_ino 0,
+	 * which readdir(3) hides. */
 	put_dirent(dst + sizeof(eo), rec - sizeof(eo), name, namelen,
-		   e->ino ? e->ino : e->attr.ino, e->attr.mode, off);
+		   e->attr.ino ? e->attr.ino : e->ino, e->attr.mode, off);
 	*used += rec;
 	return 1;
 }

@@ -87,6 +87,8 @@ void fring_encode_entry(const struct fring_entry *e, struct fuse_entry_out *out)
 void fring_encode_attr_out(const struct fring_attr *a, uint64_t timeout_ns,
 			   struct fuse_attr_out *out);
 void fring_encode_open(const struct fring_open_out *o, struct fuse_open_out *out);
+void fring_encode_statx(const struct fring_statx *sx, uint64_t timeout_ns,
+			struct fuse_statx_out *out);
 void fring_encode_statfs(const struct fring_statfs *s, struct fuse_statfs_out *out);
 
 /* Append a dirent / direntplus record to buf (capacity cap, used *used).

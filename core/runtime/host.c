@@ -173,6 +173,21 @@ static int32_t h_reply_attr(fring_req *r, const struct fring_attr *a,
 	return send1(r, &ao, sizeof(ao));
 }
 
+static int32_t h_reply_statx(fring_req *r, const struct fring_statx *sx,
+			     uint64_t attr_timeout_ns)
+{
+	struct fuse_statx_out so;
+
+	if (!r)
+		return -EINVAL;
+	if (r->opcode != FUSE_STATX)
+		return fring_req_reply_misuse(r, "reply_statx");
+	if (!sx || sx->size < sizeof(*sx))
+		return fring_req_reply_misuse(r, "reply_statx(bad struct)");
+	fring_encode_statx(sx, attr_timeout_ns, &so);
+	return send1(r, &so, sizeof(so));
+}
+
 static int32_t h_reply_readlink(fring_req *r, const char *target, uint32_t len)
 {
 	/* The kernel reads at most a page minus the NUL it appends. */
@@ -496,6 +511,7 @@ static const struct fring_host_api host_table = {
 	.mount_request_shutdown = h_mount_request_shutdown,
 	.req_read_fd = h_req_read_fd,
 	.req_write_fd = h_req_write_fd,
+	.reply_statx = h_reply_statx,
 };
 
 const struct fring_host_api *fring_host_table(void)

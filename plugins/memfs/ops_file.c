@@ -9,8 +9,6 @@
 
 #include "ops.h"
 
-#define MFS_FUSE_OPEN_KILL_SUIDGID (1u << 0) /* fuse_open_in.open_flags */
-#define MFS_FUSE_WRITE_KILL_SUIDGID (1u << 2)
 
 void mfs_op_open(void *inst, fring_req *r, const struct fring_open_args *a)
 {
@@ -41,7 +39,7 @@ void mfs_op_open(void *inst, fring_req *r, const struct fring_open_args *a)
 		mfs_data_truncate(fs, &in->data, in->size, 0);
 		in->size = 0;
 		mfs_touch(in, true);
-		if (a->open_flags & MFS_FUSE_OPEN_KILL_SUIDGID)
+		if (a->open_flags & FRING_OPEN_KILL_SUIDGID)
 			in->mode = mfs_kill_suidgid(in->mode);
 	}
 	in->nopen++;
@@ -125,7 +123,7 @@ void mfs_op_write(void *inst, fring_req *r, const struct fring_write_args *a)
 		if (a->offset + (uint64_t)ret > in->size)
 			in->size = a->offset + (uint64_t)ret;
 		mfs_touch(in, true);
-		if (a->write_flags & MFS_FUSE_WRITE_KILL_SUIDGID)
+		if (a->write_flags & FRING_WRITE_KILL_SUIDGID)
 			in->mode = mfs_kill_suidgid(in->mode);
 	}
 	pthread_rwlock_unlock(&fs->lock);

@@ -60,12 +60,15 @@ Test(abi_layout, tables)
 	SIZE(fring_conn, 48);
 	OFF(fring_conn, capable, 24);
 	SIZE(fring_req_ctx, 40);
-	SIZE(fring_host_api, 216);
+	SIZE(fring_host_api, 224);
+	SIZE(fring_statx, 128);
+	OFF(fring_statx, btime_sec, 96);
 	OFF(fring_host_api, log, 16);
 	OFF(fring_host_api, reply_err, 72);
 	OFF(fring_host_api, mount_request_shutdown, 192);
 	OFF(fring_host_api, req_read_fd, 200); /* 1.1 */
 	OFF(fring_host_api, req_write_fd, 208);
+	OFF(fring_host_api, reply_statx, 216);
 	SIZE(fring_fs_ops, 312);
 	OFF(fring_fs_ops, lookup, 8);
 	OFF(fring_fs_ops, statx, 304);

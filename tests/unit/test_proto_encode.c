@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <criterion/criterion.h>
 
@@ -263,6 +264,53 @@ Test(encode, direntplus)
 		     1);
 	cr_assert_eq(used, 320);
 	cr_assert_eq(dirent_at(buf, 320 - 32).off, 8);
+}
+
+/* An entry the kernel must not cache (ino 0: no lookup counted) still
+ * lists with its real inode number; readdir(3) hides d_ino == 0. */
+Test(encode, direntplus_uncached_entry_keeps_inode_number)
+{
+	struct fring_entry e = { .ino = 0, .attr = sample_attr };
+	uint8_t buf[256];
+	struct fuse_entry_out eo;
+	size_t used = 0;
+
+	e.attr.ino = 77;
+	cr_assert_eq(fring_encode_direntplus(buf, sizeof(buf), &used, "..", 2,
+					     &e, 2), 1);
+	memcpy(&eo, buf, sizeof(eo));
+	cr_assert_eq(eo.nodeid, 0);
+	cr_assert_eq(dirent_at(buf, 128).ino, 77);
+
+	/* nodeid and inode number differ (passthrough): d_ino is the latter */
+	e.ino = 5570;
+	e.attr.ino = 10004170;
+	used = 0;
+	cr_assert_eq(fring_encode_direntplus(buf, sizeof(buf), &used, "f", 1,
+					     &e, 3), 1);
+	memcpy(&eo, buf, sizeof(eo));
+	cr_assert_eq(eo.nodeid, 5570);
+	cr_assert_eq(dirent_at(buf, 128).ino, 10004170);
+}
+
+Test(encode, statx)
+{
+	struct fring_statx sx = { .size = sizeof(sx), .mask = 0xfff | 0x800,
+		.attr = sample_attr, .btime_sec = 1234, .btime_nsec = 5 };
+	struct fuse_statx_out so;
+
+	sx.attr.rdev = (uint32_t)makedev(8, 300);
+	fring_encode_statx(&sx, 2500000000ull, &so);
+	cr_assert_eq(so.attr_valid, 2);
+	cr_assert_eq(so.attr_valid_nsec, 500000000);
+	cr_assert_eq(so.stat.mask, sx.mask);
+	cr_assert_eq(so.stat.ino, sample_attr.ino);
+	cr_assert_eq(so.stat.mode, (uint16_t)sample_attr.mode);
+	cr_assert_eq(so.stat.btime.tv_sec, 1234);
+	cr_assert_eq(so.stat.btime.tv_nsec, 5);
+	cr_assert_eq(so.stat.mtime.tv_sec, sample_attr.mtime_sec);
+	cr_assert_eq(so.stat.rdev_major, 8);
+	cr_assert_eq(so.stat.rdev_minor, 300);
 }
 
 Test(encode, sanitize_error)

@@ -243,7 +243,10 @@ struct fring_link_args {
 	const char *newname;
 };
 
-/* OPEN and OPENDIR. flags are open(2) flags. */
+/* OPEN and OPENDIR. flags are open(2) flags. open_flags: FUSE_OPEN_*
+ * (KILL_SUIDGID: an O_TRUNC open by an unprivileged caller, clear the
+ * setuid/setgid bits). */
+#define FRING_OPEN_KILL_SUIDGID (1u << 0)
 struct fring_open_args {
 	uint32_t size;
 	uint32_t flags;
@@ -266,7 +269,12 @@ struct fring_read_args {
 };
 
 /* WRITE: `len` bytes at `data` to `offset`. write_flags: FUSE_WRITE_*
- * (1 = CACHE: a write-back cache write, 2 = LOCKOWNER, 4 = KILL_SUIDGID). */
+ * bits below. With HANDLE_KILLPRIV_V2 negotiated, KILL_SUIDGID asks the fs
+ * to clear the setuid/setgid bits as a write by an unprivileged caller
+ * would. */
+#define FRING_WRITE_CACHE (1u << 0) /* a write-back cache write */
+#define FRING_WRITE_LOCKOWNER (1u << 1)
+#define FRING_WRITE_KILL_SUIDGID (1u << 2)
 struct fring_write_args {
 	uint32_t size;
 	uint32_t len;
@@ -370,9 +378,10 @@ struct fring_copy_range_args {
 	uint64_t flags;
 };
 
-/* STATX (7.40+, kernel sends it only when it wants fields GETATTR lacks).
- * Without a statx op the host answers -ENOSYS and the kernel falls back to
- * GETATTR for the rest of the connection. */
+/* STATX (7.40+, kernel sends it only when it wants fields GETATTR lacks,
+ * such as STATX_BTIME). Answer with reply_statx (ABI 1.1). Without a statx
+ * op the host answers -ENOSYS and the kernel falls back to GETATTR for the
+ * rest of the connection. */
 struct fring_statx_args {
 	uint32_t size;
 	uint32_t getattr_flags;
@@ -425,6 +434,20 @@ struct fring_conn {
 };
 #define FRING_TRANSPORT_DEVFUSE 0
 #define FRING_TRANSPORT_URING 1
+
+/* STATX reply (ABI 1.1). Maps to struct fuse_statx_out. mask holds the
+ * STATX_* bits that are valid (STATX_BASIC_STATS | STATX_BTIME ...);
+ * attributes/attributes_mask are STATX_ATTR_* bits. */
+struct fring_statx {
+	uint32_t size;
+	uint32_t mask;
+	struct fring_attr attr;
+	int64_t btime_sec;
+	uint32_t btime_nsec;
+	uint32_t padding;
+	uint64_t attributes;
+	uint64_t attributes_mask;
+};
 
 /* Per-request context (fring_host_api.req_ctx). Maps to fuse_in_header. */
 struct fring_req_ctx {
@@ -492,7 +515,8 @@ struct fring_host_api {
 	 * (mode & S_IFMT). Returns 1 if the entry was added, 0 if the reply is
 	 * full (the entry was NOT added; reply now), negative errno on error.
 	 * dir_add_plus is for READDIRPLUS; an entry with e->ino == 0 does not
-	 * count as a lookup. */
+	 * count as a lookup (the listing still shows e->attr.ino). dir_add is
+	 * also accepted in a READDIRPLUS reply (e.g. for "." and ".."). */
 	int32_t (*dir_add)(fring_req *r, const char *name, uint32_t namelen,
 			   uint64_t ino, uint32_t type, uint64_t next_off);
 	int32_t (*dir_add_plus)(fring_req *r, const char *name, uint32_t namelen,
@@ -520,6 +544,9 @@ struct fring_host_api {
 	/* WRITE: write this request's data to fd at offset, reply the count. */
 	int32_t (*req_write_fd)(fring_req *r, int32_t fd, uint64_t offset,
 				uint32_t flags);
+	/* STATX (ABI 1.1). */
+	int32_t (*reply_statx)(fring_req *r, const struct fring_statx *sx,
+			       uint64_t attr_timeout_ns);
 };
 
 /* ---------------------------------------------------------------------

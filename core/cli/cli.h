@@ -1,0 +1,33 @@
+/* The fring command line: one file per subcommand. Exit codes: 0 success,
+ * 1 runtime error (message on stderr), 2 bad usage. */
+#ifndef FRING_CLI_H
+#define FRING_CLI_H
+
+#include <stdio.h>
+
+#include <fring/fring.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_ERR 1
+#define CLI_EXIT_USAGE 2
+
+/* Subcommands get argv with argv[0] = the subcommand's name. */
+int cmd_run(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_plugins(int argc, char **argv);
+
+void cli_usage(FILE *f);
+/* Print "fring: MSG" on stderr (and free msg); returns CLI_EXIT_ERR. */
+int cli_fail(char *msg);
+/* Usage error: "fring: WHAT", then the usage, on stderr. CLI_EXIT_USAGE. */
+int cli_usage_error(const char *what);
+
+/* Block SIGINT/SIGTERM in this thread (and so in every thread created
+ * after), before the runtime starts any. */
+void cli_block_signals(void);
+/* Mount everything in rt, print the ready lines, serve until SIGINT/SIGTERM
+ * or until every mount is gone. Returns the exit code. */
+int cli_serve(fring_runtime *rt);
+
+#endif /* FRING_CLI_H */

@@ -1,0 +1,75 @@
+/* The foreground serving loop shared by `run` and `mount`. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../runtime/embed.h"
+#include "cli.h"
+
+int cli_fail(char *msg)
+{
+	fprintf(stderr, "fring: %s\n", msg ? msg : "error");
+	free(msg);
+	return CLI_EXIT_ERR;
+}
+
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+}
+
+void cli_block_signals(void)
+{
+	sigset_t set;
+
+	stop_signals(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* A reader that goes away must not kill a serving process. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Signals are blocked everywhere and taken here with sigwait, so no queue
+ * thread is ever interrupted and the stop path needs no handler. */
+static void *signal_thread(void *arg)
+{
+	fring_runtime *rt = arg;
+	sigset_t set;
+	int sig;
+
+	stop_signals(&set);
+	for (;;)
+		if (sigwait(&set, &sig) == 0)
+			fring_runtime_stop(rt);
+	return NULL;
+}
+
+static void print_ready(void *ud, const char *mountpoint, const char *plugin,
+			const char *transport)
+{
+	printf("fring: %s ready (plugin %s, transport %s)\n", mountpoint, plugin,
+	       transport);
+	fflush(stdout);
+}
+
+int cli_serve(fring_runtime *rt)
+{
+	pthread_t t;
+	char *err = NULL;
+	int rc, have_thread;
+
+	fring_runtime_on_ready(rt, print_ready, NULL);
+	have_thread = pthread_create(&t, NULL, signal_thread, rt) == 0;
+	if (!have_thread)
+		return cli_fail(NULL);
+	rc = fring_runtime_run(rt, &err);
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+	if (rc < 0)
+		return cli_fail(err);
+	free(err);
+	return CLI_EXIT_OK;
+}

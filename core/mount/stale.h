@@ -1,0 +1,14 @@
+/*
+ * Dead-mountpoint detection. A FUSE server that dies without unmounting
+ * leaves its mountpoint in place with an aborted connection: every access
+ * fails with ENOTCONN and a new mount on top would hide, not fix, it.
+ */
+#ifndef FRING_MOUNT_STALE_H
+#define FRING_MOUNT_STALE_H
+
+/* stat() the mountpoint. Returns 0 if it can be used; -ENOTCONN and a
+ * message telling how to clear it if it is a dead FUSE mount; another
+ * -errno and a one-line message if it cannot be stat'ed at all. */
+int fring_mount_check_stale(const char *mountpoint, char **err);
+
+#endif /* FRING_MOUNT_STALE_H */

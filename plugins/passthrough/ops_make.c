@@ -1,0 +1,176 @@
+/*
+ * Operations that create names: mknod, mkdir, symlink, create, link. New
+ * inodes are made with the caller's fsuid/fsgid so they belong to it.
+ */
+#include "pt.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+enum make_kind { MAKE_NOD, MAKE_DIR, MAKE_SYMLINK };
+
+/* The kernel applied the caller's umask to mode; our process umask would
+ * strip more. Put back the permission bits it took (keeping bits the file
+ * system added, such as an inherited setgid). */
+static void fix_mode(struct pt_fs *fs, int fd, bool opath, uint32_t mode)
+{
+	mode_t lost = mode & 0777 & fs->umask;
+	char proc[32];
+	struct stat st;
+
+	if (!lost || fstat(fd, &st) || S_ISLNK(st.st_mode) ||
+	    (st.st_mode & lost) == lost)
+		return;
+	pt_proc_path(proc, fd);
+	if (opath)
+		chmod(proc, (st.st_mode & 07777) | lost);
+	else
+		fchmod(fd, (st.st_mode & 07777) | lost);
+}
+
+static void make_node(struct pt_fs *fs, fring_req *r,
+		      const struct fring_make_args *a, enum make_kind kind)
+{
+	struct pt_creds cr;
+	struct fring_entry e;
+	struct pt_ref p;
+	int err = pt_ref_get(fs, a->parent, &p);
+	int res, fd;
+
+	if (err) {
+		fring_host->reply_err(r, err);
+		return;
+	}
+	pt_creds_enter(r, &cr);
+	if (kind == MAKE_DIR)
+		res = mkdirat(p.fd, a->name, a->mode & 07777);
+	else if (kind == MAKE_SYMLINK)
+		res = symlinkat(a->link_target, p.fd, a->name);
+	else
+		res = mknodat(p.fd, a->name, a->mode, (dev_t)a->rdev);
+	err = res ? -errno : 0;
+	pt_creds_leave(&cr);
+
+	if (!err) {
+		fd = openat(p.fd, a->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+		} else {
+			fix_mode(fs, fd, true, a->mode);
+			err = pt_make_entry(fs, p.ino, a->name, fd, true, &e);
+		}
+	}
+	pt_ref_put(fs, &p);
+	if (err)
+		fring_host->reply_err(r, err);
+	else if (fring_host->reply_entry(r, &e) < 0)
+		pt_forget_one(fs, e.ino, 1);
+}
+
+void pt_mknod(void *inst, fring_req *r, const struct fring_make_args *a)
+{
+	make_node(inst, r, a, MAKE_NOD);
+}
+
+void pt_mkdir(void *inst, fring_req *r, const struct fring_make_args *a)
+{
+	make_node(inst, r, a, MAKE_DIR);
+}
+
+void pt_symlink(void *inst, fring_req *r, const struct fring_make_args *a)
+{
+	make_node(inst, r, a, MAKE_SYMLINK);
+}
+
+/* With the write-back cache the kernel may read pages of a file opened
+ * write-only and handles O_APPEND itself. */
+int pt_open_flags(struct pt_fs *fs, uint32_t flags)
+{
+	flags &= ~(uint32_t)(O_NOFOLLOW | O_NOCTTY);
+	if (fs->writeback_on) {
+		if ((flags & O_ACCMODE) == O_WRONLY)
+			flags = (flags & ~(uint32_t)O_ACCMODE) | O_RDWR;
+		flags &= ~(uint32_t)O_APPEND;
+	}
+	return (int)flags | O_CLOEXEC;
+}
+
+void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
+{
+	struct pt_fs *fs = inst;
+	struct fring_open_out o;
+	struct pt_creds cr;
+	struct fring_entry e;
+	struct pt_ref p;
+	int err = pt_ref_get(fs, a->parent, &p);
+	int fd;
+
+	if (err) {
+		fring_host->reply_err(r, err);
+		return;
+	}
+	pt_creds_enter(r, &cr);
+	fd = openat(p.fd, a->name, pt_open_flags(fs, a->flags) | O_CREAT,
+		    a->mode & 07777);
+	err = fd < 0 ? -errno : 0;
+	pt_creds_leave(&cr);
+	if (!err) {
+		fix_mode(fs, fd, false, a->mode);
+		err = pt_make_entry(fs, p.ino, a->name, fd, false, &e);
+		if (err)
+			close(fd);
+	}
+	pt_ref_put(fs, &p);
+	if (err) {
+		fring_host->reply_err(r, err);
+		return;
+	}
+	memset(&o, 0, sizeof(o));
+	o.fh = (uint64_t)fd;
+	if (fring_host->reply_create(r, &e, &o) < 0) {
+		close(fd);
+		pt_forget_one(fs, e.ino, 1);
+	}
+}
+
+/* A hard link creates no inode, so it runs as root: linkat(AT_EMPTY_PATH)
+ * needs CAP_DAC_READ_SEARCH; the /proc form is the fallback. */
+void pt_link(void *inst, fring_req *r, const struct fring_link_args *a)
+{
+	struct pt_fs *fs = inst;
+	struct fring_entry e;
+	struct pt_ref n, p;
+	char proc[32];
+	int err, fd;
+
+	err = pt_ref_get(fs, a->nodeid, &n);
+	if (err) {
+		fring_host->reply_err(r, err);
+		return;
+	}
+	err = pt_ref_get(fs, a->newparent, &p);
+	if (err) {
+		pt_ref_put(fs, &n);
+		fring_host->reply_err(r, err);
+		return;
+	}
+	if (linkat(n.fd, "", p.fd, a->newname, AT_EMPTY_PATH)) {
+		err = -errno;
+		if (err == -EPERM || err == -ENOENT) {
+			pt_proc_path(proc, n.fd);
+			err = linkat(AT_FDCWD, proc, p.fd, a->newname,
+				     AT_SYMLINK_FOLLOW) ? -errno : 0;
+		}
+	}
+	if (!err) {
+		fd = openat(p.fd, a->newname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		err = fd < 0 ? -errno
+			     : pt_make_entry(fs, p.ino, a->newname, fd, true, &e);
+	}
+	pt_ref_put(fs, &p);
+	pt_ref_put(fs, &n);
+	if (err)
+		fring_host->reply_err(r, err);
+	else if (fring_host->reply_entry(r, &e) < 0)
+		pt_forget_one(fs, e.ino, 1);
+}

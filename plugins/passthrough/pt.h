@@ -1,0 +1,175 @@
+/*
+ * passthrough plugin: internal interfaces shared by its source files.
+ *
+ * Known inodes never hold an open descriptor of their own: each stores a
+ * kernel file handle (or, in the path fallback, its parent and name) and
+ * O_PATH descriptors come from a bounded LRU cache (handle.c). This keeps
+ * the open-file count bounded however many inodes the kernel remembers.
+ */
+#ifndef PT_H
+#define PT_H
+
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <fring/plugin-helpers.h>
+
+#define PT_ROOT_ID 1
+
+struct pt_inode {
+	uint64_t nodeid;
+	uint64_t generation;
+	dev_t dev;
+	ino_t ino;
+	uint32_t type; /* S_IFMT bits */
+	uint64_t nlookup; /* kernel references */
+	uint32_t refs;    /* internal holds: path-mode children, ops in flight */
+	struct pt_inode *hnext; /* hash chain on (dev, ino) */
+	bool hashed; /* false once superseded by a newer inode with this key */
+
+	/* Cached O_PATH descriptor (-1: none). */
+	int fd;
+	uint32_t fd_users;  /* ops using fd right now: not evictable */
+	bool pinned;        /* fd kept outside the LRU (unlinked, path mode) */
+	struct pt_inode *lru_prev, *lru_next;
+
+	/* Identity: a file handle, or else (parent, name). */
+	struct file_handle *handle;
+	struct pt_inode *parent;
+	char *name;
+};
+
+struct pt_fs {
+	fring_mount *mount;
+
+	/* Options. */
+	char *source;
+	uint64_t entry_timeout_ns;
+	uint64_t attr_timeout_ns;
+	uint32_t fd_cache_max;
+	bool writeback;
+	bool xattr;
+	bool handles; /* option; cleared if the file system lacks support */
+
+	/* Runtime. */
+	int root_fd;       /* the source directory; mount fd for handles */
+	int root_mount_id;
+	mode_t umask;      /* process umask, re-applied bits are fixed up */
+	bool writeback_on; /* negotiated in init */
+
+	/* Path mode: held for writing across rename + name update, for
+	 * reading while reopening an inode by its path. */
+	pthread_rwlock_t path_lock;
+
+	pthread_mutex_t lock; /* everything below */
+	struct pt_inode **buckets;
+	size_t nbuckets, ninodes;
+	struct pt_inode **ids; /* nodeid -> inode */
+	size_t nids;
+	uint64_t *free_ids;
+	size_t nfree, free_cap;
+	uint64_t next_generation;
+	struct pt_inode *lru_head, *lru_tail;
+	uint32_t lru_count, pinned_count;
+	struct pt_inode root;
+};
+
+/* An inode held for one operation with a usable O_PATH fd. */
+struct pt_ref {
+	struct pt_inode *ino;
+	int fd;
+};
+
+/* inode.c (callers hold fs->lock unless noted) */
+int pt_table_init(struct pt_fs *fs, const struct stat *root_st);
+void pt_table_destroy(struct pt_fs *fs);
+struct pt_inode *pt_inode_by_id(struct pt_fs *fs, uint64_t nodeid);
+struct pt_inode *pt_inode_find(struct pt_fs *fs, dev_t dev, ino_t ino);
+struct pt_inode *pt_inode_new(struct pt_fs *fs, const struct stat *st);
+void pt_inode_unhash(struct pt_fs *fs, struct pt_inode *ino);
+void pt_inode_set_path(struct pt_fs *fs, struct pt_inode *ino,
+		       struct pt_inode *parent, const char *name);
+void pt_inode_unref(struct pt_fs *fs, struct pt_inode *ino, uint64_t nlookup,
+		    uint32_t refs);
+/* Takes the lock itself. */
+void pt_forget_one(struct pt_fs *fs, uint64_t nodeid, uint64_t nlookup);
+
+/* handle.c */
+int pt_ref_get(struct pt_fs *fs, uint64_t nodeid, struct pt_ref *ref);
+int pt_ref_get_inode(struct pt_fs *fs, struct pt_inode *ino,
+		     struct pt_ref *ref);
+void pt_ref_put(struct pt_fs *fs, struct pt_ref *ref);
+/* Lock held; returns an fd the caller closes after unlocking, or -1. */
+int pt_cache_offer_locked(struct pt_fs *fs, struct pt_inode *ino, int fd);
+void pt_lru_remove(struct pt_fs *fs, struct pt_inode *ino);
+void pt_pin(struct pt_fs *fs, struct pt_inode *ino);
+int pt_get_handle(struct pt_fs *fs, int fd, struct file_handle **out);
+int pt_probe_handles(struct pt_fs *fs);
+
+/* entry.c: resolve name in parent into a counted entry reply. fd is an
+ * O_PATH (consumed, maybe cached) or, with opath false, an open file (kept
+ * by the caller). */
+int pt_make_entry(struct pt_fs *fs, struct pt_inode *parent, const char *name,
+		  int fd, bool opath, struct fring_entry *e);
+int pt_lookup_at(struct pt_fs *fs, struct pt_ref *parent, const char *name,
+		 struct fring_entry *e);
+int pt_stat_ref(struct pt_ref *ref, struct stat *st);
+void pt_proc_path(char buf[32], int fd);
+
+/* creds.c: act as the caller for creating calls. */
+struct pt_creds {
+	int uid, gid;
+	bool switched;
+};
+void pt_creds_enter(fring_req *r, struct pt_creds *c);
+void pt_creds_leave(struct pt_creds *c);
+
+/* ops_make.c: open(2) flags for the kernel's open/create flags. */
+int pt_open_flags(struct pt_fs *fs, uint32_t flags);
+
+/* Shared op tables entries, one file per group. */
+extern const struct fring_fs_ops pt_ops;
+
+#define PT_OP(name, args)                                                     \
+	void pt_##name(void *inst, fring_req *r, const struct args *a)
+PT_OP(lookup, fring_name_args);
+void pt_forget(void *inst, const struct fring_forget_one *items,
+	       uint32_t count);
+PT_OP(getattr, fring_getattr_args);
+PT_OP(setattr, fring_setattr_args);
+PT_OP(readlink, fring_node_args);
+PT_OP(statfs, fring_node_args);
+PT_OP(mknod, fring_make_args);
+PT_OP(mkdir, fring_make_args);
+PT_OP(symlink, fring_make_args);
+PT_OP(create, fring_make_args);
+PT_OP(link, fring_link_args);
+PT_OP(unlink, fring_name_args);
+PT_OP(rmdir, fring_name_args);
+PT_OP(rename, fring_rename_args);
+PT_OP(open, fring_open_args);
+PT_OP(read, fring_read_args);
+PT_OP(write, fring_write_args);
+PT_OP(flush, fring_release_args);
+PT_OP(release, fring_release_args);
+PT_OP(fsync, fring_fsync_args);
+PT_OP(fallocate, fring_fallocate_args);
+PT_OP(lseek, fring_lseek_args);
+PT_OP(copy_file_range, fring_copy_range_args);
+PT_OP(opendir, fring_open_args);
+PT_OP(readdir, fring_read_args);
+PT_OP(readdirplus, fring_read_args);
+PT_OP(releasedir, fring_release_args);
+PT_OP(fsyncdir, fring_fsync_args);
+PT_OP(setxattr, fring_xattr_args);
+PT_OP(getxattr, fring_xattr_args);
+PT_OP(listxattr, fring_xattr_args);
+PT_OP(removexattr, fring_xattr_args);
+
+#endif /* PT_H */

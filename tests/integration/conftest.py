@@ -1,0 +1,252 @@
+"""Real-mount fixtures: start `fring`, wait for its ready lines, and always
+leave nothing mounted behind, even when a test or fring itself fails."""
+
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+FRING = os.environ.get("FRING_BIN", "fring")
+PLUGIN_DIR = os.environ.get("FRING_PLUGIN_DIR", "")
+FUSECTL = "/sys/fs/fuse/connections"
+READY_TIMEOUT = 10
+STOP_TIMEOUT = 10
+
+
+def fring_env():
+    env = dict(os.environ)
+    if PLUGIN_DIR:
+        env["FRING_PLUGIN_PATH"] = PLUGIN_DIR
+    return env
+
+
+def run_fring(*args, timeout=30):
+    """Run a short fring command; returns CompletedProcess (text)."""
+    return subprocess.run([FRING, *args], capture_output=True, text=True,
+                          timeout=timeout, env=fring_env())
+
+
+def _unescape(field):
+    # mountinfo escapes space, tab, newline and backslash as \ooo
+    out, i = "", 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1:i + 4].isdigit():
+            out += chr(int(field[i + 1:i + 4], 8))
+            i += 4
+        else:
+            out += field[i]
+            i += 1
+    return out
+
+
+def mount_entries(path):
+    """(device "major:minor", fstype) of every mount stacked on path."""
+    path = os.path.realpath(path) if os.path.exists(path) else path
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            if _unescape(fields[4]) == path:
+                found.append((fields[2], fields[sep + 1]))
+    return found
+
+
+def is_mounted(path):
+    return bool(mount_entries(path))
+
+
+def _ensure_fusectl():
+    if any(line.split()[4] == FUSECTL and " - fusectl " in line
+           for line in open("/proc/self/mountinfo")):
+        return
+    subprocess.run(["mount", "-t", "fusectl", "fusectl", FUSECTL],
+                   check=False, capture_output=True)
+
+
+def force_unmount(path):
+    """Abort the FUSE connection(s) mounted on `path` (ours only: the device
+    comes from path's own mountinfo line) and detach the mount."""
+    for _ in range(4):
+        entries = mount_entries(path)
+        if not entries:
+            return
+        _ensure_fusectl()
+        for dev, fstype in entries:
+            major, minor = dev.split(":")
+            abort = os.path.join(FUSECTL, minor, "abort")
+            if fstype.startswith("fuse") and major == "0" and os.path.exists(abort):
+                with open(abort, "w") as f:
+                    f.write("1")
+        subprocess.run(["umount", "-l", path], check=False, capture_output=True)
+
+
+def make_tempdir(prefix):
+    return tempfile.mkdtemp(prefix="fring-" + prefix + "-")
+
+
+def remove_tempdir(path):
+    if is_mounted(path):
+        force_unmount(path)
+    if not is_mounted(path):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class Fring:
+    """A `fring run`/`fring mount` process serving in the foreground."""
+
+    def __init__(self, args, mountpoints):
+        self.mountpoints = list(mountpoints)
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([FRING, *args], stdout=subprocess.PIPE,
+                                     stderr=self.stderr, env=fring_env())
+        self.ready = []
+
+    def log(self):
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")
+
+    def wait_ready(self, count, timeout=READY_TIMEOUT):
+        """Read stdout until `count` ready lines; fail with fring's stderr
+        if it exits or is too slow."""
+        fd = self.proc.stdout.fileno()
+        os.set_blocking(fd, False)
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while len(self.ready) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError("fring not ready after %ds; stderr:\n%s"
+                                     % (timeout, self.log()))
+            try:
+                chunk = os.read(fd, 4096)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                self.ready += [l.decode() for l in lines if b" ready (" in l]
+            elif chunk == b"" or self.proc.poll() is not None:
+                raise AssertionError("fring exited (rc %s) before ready; stderr:\n%s"
+                                     % (self.proc.wait(), self.log()))
+            else:
+                time.sleep(0.02)
+        return self.ready
+
+    def stop(self, sig=signal.SIGTERM, timeout=STOP_TIMEOUT):
+        """Signal fring and return its exit code (None if it did not exit)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def cleanup(self):
+        """Unconditional teardown: kill, then unmount whatever is left."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(STOP_TIMEOUT)
+        for mp in self.mountpoints:
+            force_unmount(mp)
+        self.proc.stdout.close()
+        self.stderr.close()
+
+
+@pytest.fixture
+def spawn():
+    """spawn(args, mountpoints) -> Fring; every process is stopped and its
+    mountpoints cleared at teardown, whatever happened."""
+    procs = []
+
+    def start(args, mountpoints):
+        f = Fring(args, mountpoints)
+        procs.append(f)
+        return f
+
+    yield start
+    for f in procs:
+        f.cleanup()
+
+
+@pytest.fixture
+def tmpdirs():
+    """tmpdirs(prefix) -> a fresh directory, removed (after any mount on it
+    is cleared) at teardown."""
+    made = []
+
+    def make(prefix="dir"):
+        d = make_tempdir(prefix)
+        made.append(d)
+        return d
+
+    yield make
+    for d in reversed(made):
+        remove_tempdir(d)
+
+
+@pytest.fixture
+def mount(spawn, tmpdirs):
+    """mount(plugin, options) -> mountpoint of a `fring mount` ready to use.
+    At teardown: SIGTERM, the exit code must be 0 and nothing left mounted
+    (cleared through fusectl + umount -l otherwise, then reported)."""
+    started = []
+
+    def do_mount(plugin, options=(), mount_options=()):
+        mp = tmpdirs("mnt")
+        args = ["mount", plugin, mp]
+        pairs = options.items() if isinstance(options, dict) else options
+        for key, value in pairs:
+            args += ["-o", "%s=%s" % (key, value)]
+        for opt in mount_options:
+            args += ["-O", opt]
+        f = spawn(args, [mp])
+        f.wait_ready(1)
+        started.append((f, mp))
+        return MountPath(mp, f.proc.pid)
+
+    yield do_mount
+    problems = []
+    for f, mp in started:
+        rc = f.stop(signal.SIGTERM)
+        left = is_mounted(mp)
+        log = f.log()
+        f.cleanup()
+        if rc != 0 or left:
+            problems.append("%s: exit code %s after SIGTERM, still mounted: %s; "
+                            "stderr:\n%s" % (mp, rc, left, log))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(params=["memfs", "passthrough"])
+def fs(request, mount, tmpdirs):
+    """A mounted filesystem of each shipped kind; passthrough mirrors a
+    fresh source directory, exposed as fs.source (None for memfs)."""
+    source = None
+    if request.param == "passthrough":
+        source = tmpdirs("src")
+        mp = mount("passthrough", {"source": source})
+    else:
+        mp = mount("memfs")
+    return Mounted(request.param, mp, source)
+
+
+class MountPath(str):
+    """A mountpoint path that also knows the pid of the fring serving it."""
+
+    def __new__(cls, path, pid):
+        self = super().__new__(cls, path)
+        self.pid = pid
+        return self
+
+
+class Mounted:
+    def __init__(self, plugin, path, source):
+        self.plugin, self.path, self.source = plugin, path, source
+
+    def __truediv__(self, name):
+        return pathlib.Path(self.path, name)

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Prepare a fresh Debian 12 machine (as root) to build and test fring:
+# build and test dependencies, the fuse module, FUSE-over-io_uring.
+set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
+
+packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
+	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest attr)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The module may be built in (no modprobe needed) or absent from a container.
+modprobe fuse 2>/dev/null || true
+[ -c /dev/fuse ] || { echo "setup: /dev/fuse is missing" >&2; exit 1; }
+
+# FUSE-over-io_uring is off by default; fring falls back to /dev/fuse without it.
+uring=/sys/module/fuse/parameters/enable_uring
+if [ -w "$uring" ]; then
+	echo Y > "$uring" || echo "setup: could not enable $uring (using /dev/fuse)" >&2
+fi
+echo "setup: ready"

@@ -1,0 +1,909 @@
+/*
+ * The passthrough plugin, driven in process: dlopen the built .so, hand it
+ * a fake host table whose replies land in a struct fring_req defined here
+ * (the ABI keeps the type opaque, so the test may give it any layout), and
+ * call the ops directly on a scratch source directory. Criterion forks per
+ * test, so descriptor counts start fresh in each.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <fring/plugin.h>
+
+#define PLUGIN FRING_BUILD_DIR "/lib/fring/plugins/passthrough.so"
+#define ROOT 1
+#define MAXDIR 512
+
+enum kind { K_NONE, K_ERR, K_ENTRY, K_CREATE, K_ATTR, K_LINK, K_OPEN,
+	    K_WRITE, K_DATA, K_STATFS, K_XSIZE, K_LSEEK, K_DIR };
+
+struct fring_req {
+	int nreplies;
+	enum kind kind;
+	int32_t err;
+	struct fring_entry e;
+	struct fring_open_out o;
+	struct fring_attr attr;
+	char data[65536];
+	uint32_t len;
+	uint64_t off;
+	uint32_t uid, gid;
+	uint32_t dir_cap, ndir;
+	char names[MAXDIR][64];
+	uint64_t inos[MAXDIR], offs[MAXDIR];
+	bool plus[MAXDIR]; /* added with dir_add_plus (counts a lookup) */
+};
+
+/* One per thread, so the stress test's threads do not share replies. */
+static __thread struct fring_req R;
+
+static void record(fring_req *r, enum kind k)
+{
+	cr_assert_eq(r->nreplies, 0, "second reply to one request");
+	r->nreplies++;
+	r->kind = k;
+}
+
+static char serving[1024]; /* the plugin's "serving ..." line */
+
+static void h_log(fring_mount *m, int32_t level, const char *msg)
+{
+	if (strstr(msg, "serving"))
+		snprintf(serving, sizeof(serving), "%s", msg);
+	if (level <= FRING_LOG_WARN)
+		fprintf(stderr, "log: %s\n", msg);
+}
+static int32_t h_log_enabled(fring_mount *m, int32_t level) { return 1; }
+static int32_t h_parse_bool(const char *s, int32_t *out)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "1"))
+		*out = 1;
+	else if (!strcmp(s, "false") || !strcmp(s, "0"))
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+static int32_t h_req_ctx(fring_req *r, struct fring_req_ctx *c)
+{
+	c->uid = r->uid;
+	c->gid = r->gid;
+	return 0;
+}
+static int32_t h_err(fring_req *r, int32_t e)
+{
+	record(r, K_ERR);
+	r->err = e;
+	return 0;
+}
+static int32_t h_entry(fring_req *r, const struct fring_entry *e)
+{
+	record(r, K_ENTRY);
+	r->e = *e;
+	return 0;
+}
+static int32_t h_create(fring_req *r, const struct fring_entry *e,
+			const struct fring_open_out *o)
+{
+	record(r, K_CREATE);
+	r->e = *e;
+	r->o = *o;
+	return 0;
+}
+static int32_t h_attr(fring_req *r, const struct fring_attr *a, uint64_t t)
+{
+	record(r, K_ATTR);
+	r->attr = *a;
+	return 0;
+}
+static int32_t h_data(fring_req *r, const void *d, uint32_t len)
+{
+	record(r, K_DATA);
+	cr_assert_leq(len, sizeof(r->data));
+	memcpy(r->data, d, len);
+	r->len = len;
+	return 0;
+}
+static int32_t h_readlink(fring_req *r, const char *t, uint32_t len)
+{
+	h_data(r, t, len);
+	r->kind = K_LINK;
+	return 0;
+}
+static int32_t h_open(fring_req *r, const struct fring_open_out *o)
+{
+	record(r, K_OPEN);
+	r->o = *o;
+	return 0;
+}
+static int32_t h_write(fring_req *r, uint32_t n)
+{
+	record(r, K_WRITE);
+	r->len = n;
+	return 0;
+}
+static int32_t h_statfs(fring_req *r, const struct fring_statfs *s)
+{
+	record(r, K_STATFS);
+	return 0;
+}
+static int32_t h_xsize(fring_req *r, uint32_t n)
+{
+	record(r, K_XSIZE);
+	r->len = n;
+	return 0;
+}
+static int32_t h_lseek(fring_req *r, uint64_t off)
+{
+	record(r, K_LSEEK);
+	r->off = off;
+	return 0;
+}
+static int32_t h_dir_add(fring_req *r, const char *name, uint32_t len,
+			 uint64_t ino, uint32_t type, uint64_t next_off)
+{
+	cr_assert_eq(r->nreplies, 0);
+	cr_assert_neq(next_off, 0);
+	if (r->ndir == r->dir_cap)
+		return 0;
+	snprintf(r->names[r->ndir], sizeof(r->names[0]), "%.*s", (int)len, name);
+	r->inos[r->ndir] = ino;
+	r->plus[r->ndir] = false;
+	r->offs[r->ndir++] = next_off;
+	return 1;
+}
+static int32_t h_dir_add_plus(fring_req *r, const char *name, uint32_t len,
+			      const struct fring_entry *e, uint64_t next_off)
+{
+	int32_t rc = h_dir_add(r, name, len, e->ino, e->attr.mode & S_IFMT,
+			       next_off);
+
+	if (rc == 1)
+		r->plus[r->ndir - 1] = true;
+	return rc;
+}
+static int32_t h_reply_dir(fring_req *r)
+{
+	record(r, K_DIR);
+	return 0;
+}
+
+static const struct fring_host_api host = {
+	.size = sizeof(struct fring_host_api),
+	.abi_major = FRING_ABI_MAJOR,
+	.abi_minor = FRING_ABI_MINOR,
+	.host_version = "test",
+	.log = h_log,
+	.log_enabled = h_log_enabled,
+	.parse_bool = h_parse_bool,
+	.req_ctx = h_req_ctx,
+	.reply_err = h_err,
+	.reply_entry = h_entry,
+	.reply_create = h_create,
+	.reply_attr = h_attr,
+	.reply_readlink = h_readlink,
+	.reply_open = h_open,
+	.reply_write = h_write,
+	.reply_data = h_data,
+	.reply_statfs = h_statfs,
+	.reply_xattr_size = h_xsize,
+	.reply_lseek = h_lseek,
+	.dir_add = h_dir_add,
+	.dir_add_plus = h_dir_add_plus,
+	.reply_dir = h_reply_dir,
+};
+
+static const struct fring_plugin *P;
+static const struct fring_fs_ops *O;
+static void *inst;
+static void *dl;
+static char src[] = "/tmp/fring-pt-XXXXXX";
+
+static fring_req *req(void)
+{
+	memset(&R, 0, sizeof(R));
+	R.dir_cap = MAXDIR;
+	return &R;
+}
+
+static void load(void)
+{
+	fring_plugin_entry_fn entry;
+
+	dl = dlopen(PLUGIN, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(dl, "dlopen: %s", dlerror());
+	entry = (fring_plugin_entry_fn)dlsym(dl, FRING_PLUGIN_ENTRY_SYMBOL);
+	cr_assert_not_null(entry);
+	P = entry(&host);
+	O = P->ops;
+	cr_assert_eq(P->thread_model, FRING_THREAD_PARALLEL);
+	cr_assert_eq(P->create(NULL, &inst), 0);
+}
+
+static void start(const char *handles, const char *fd_cache)
+{
+	struct fring_conn conn = { .size = sizeof(conn) };
+
+	cr_assert_not_null(mkdtemp(src));
+	load();
+	cr_assert_eq(P->config(inst, "source", src), 0);
+	cr_assert_eq(P->config(inst, "handles", handles), 0);
+	cr_assert_eq(P->config(inst, "fd_cache", fd_cache), 0);
+	cr_assert_eq(P->config_complete(inst), 0);
+	cr_assert_eq(P->init(inst, &conn), 0);
+	/* As root on tmpfs/ext4/xfs/btrfs, handle mode must really be on. */
+	if (!strcmp(handles, "true") && geteuid() == 0)
+		cr_assert_not_null(strstr(serving, "file handles"), "%s", serving);
+	else
+		cr_assert_not_null(strstr(serving, "paths"), "%s", serving);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag,
+		  struct FTW *f)
+{
+	return remove(p);
+}
+
+static void stop(void)
+{
+	P->destroy(inst);
+	nftw(src, rm_one, 64, FTW_DEPTH | FTW_PHYS);
+}
+
+static void start_handles(void) { start("true", "256"); }
+static void start_paths(void) { start("false", "256"); }
+
+/* ---- op wrappers: each returns 0 or the replied -errno ---- */
+
+static int lookup(uint64_t parent, const char *name, struct fring_entry *e)
+{
+	struct fring_name_args a = { sizeof(a), (uint32_t)strlen(name),
+				     parent, name };
+
+	O->lookup(inst, req(), &a);
+	cr_assert_eq(R.nreplies, 1);
+	if (R.kind == K_ERR)
+		return R.err;
+	cr_assert_eq(R.kind, K_ENTRY);
+	*e = R.e;
+	return R.e.ino ? 0 : -ENOENT;
+}
+
+static void forget(uint64_t nodeid, uint64_t n)
+{
+	struct fring_forget_one f = { nodeid, n };
+
+	O->forget(inst, &f, 1);
+}
+
+static int getattr(uint64_t nodeid, uint64_t fh, struct fring_attr *attr)
+{
+	struct fring_getattr_args a = { sizeof(a), fh ? FRING_GETATTR_FH : 0,
+					nodeid, fh };
+
+	O->getattr(inst, req(), &a);
+	if (R.kind == K_ERR)
+		return R.err;
+	cr_assert_eq(R.kind, K_ATTR);
+	*attr = R.attr;
+	return 0;
+}
+
+static struct fring_make_args make(uint64_t parent, const char *name,
+				   uint32_t mode, uint32_t flags)
+{
+	struct fring_make_args a = { .size = sizeof(a),
+				     .namelen = (uint32_t)strlen(name),
+				     .parent = parent, .name = name,
+				     .mode = mode, .flags = flags };
+	return a;
+}
+
+static int create(uint64_t parent, const char *name, uint64_t *fh,
+		  struct fring_entry *e)
+{
+	struct fring_make_args a = make(parent, name, S_IFREG | 0644, O_RDWR);
+
+	O->create(inst, req(), &a);
+	if (R.kind == K_ERR)
+		return R.err;
+	cr_assert_eq(R.kind, K_CREATE);
+	*fh = R.o.fh;
+	*e = R.e;
+	return 0;
+}
+
+static int mkdir_(uint64_t parent, const char *name, struct fring_entry *e)
+{
+	struct fring_make_args a = make(parent, name, S_IFDIR | 0755, 0);
+
+	O->mkdir(inst, req(), &a);
+	if (R.kind == K_ERR)
+		return R.err;
+	*e = R.e;
+	return 0;
+}
+
+static void release(uint64_t nodeid, uint64_t fh)
+{
+	struct fring_release_args a = { .size = sizeof(a), .nodeid = nodeid,
+					 .fh = fh };
+
+	O->release(inst, req(), &a);
+	cr_assert_eq(R.err, 0);
+}
+
+static void write_str(uint64_t fh, const char *s, uint64_t off)
+{
+	struct fring_write_args a = { .size = sizeof(a),
+				      .len = (uint32_t)strlen(s), .fh = fh,
+				      .offset = off, .data = s };
+
+	O->write(inst, req(), &a);
+	cr_assert_eq(R.kind, K_WRITE);
+	cr_assert_eq(R.len, strlen(s));
+}
+
+static const char *read_str(uint64_t fh, uint32_t len, uint64_t off)
+{
+	struct fring_read_args a = { .size = sizeof(a), .len = len, .fh = fh,
+				     .offset = off };
+
+	O->read(inst, req(), &a);
+	cr_assert_eq(R.kind, K_DATA, "read failed: %d", R.err);
+	R.data[R.len] = 0;
+	return R.data;
+}
+
+static int rename_(uint64_t p, const char *n, uint64_t np, const char *nn,
+		   uint32_t flags)
+{
+	struct fring_rename_args a = { sizeof(a), flags, p, np, n, nn,
+				       (uint32_t)strlen(n),
+				       (uint32_t)strlen(nn) };
+
+	O->rename(inst, req(), &a);
+	cr_assert_eq(R.kind, K_ERR);
+	return R.err;
+}
+
+static int unlink_(uint64_t parent, const char *name)
+{
+	struct fring_name_args a = { sizeof(a), (uint32_t)strlen(name),
+				     parent, name };
+
+	O->unlink(inst, req(), &a);
+	cr_assert_eq(R.kind, K_ERR);
+	return R.err;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3; /* ".", ".." and the DIR's own fd */
+}
+
+static void put_file(const char *rel, const char *content)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", src, rel);
+	f = fopen(p, "w");
+	cr_assert_not_null(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+/* Each body runs once with file handles and once in path mode. */
+#define BOTH(name)                                                            \
+	static void body_##name(void);                                        \
+	Test(handles, name, .init = start_handles, .fini = stop)              \
+	{                                                                     \
+		body_##name();                                                \
+	}                                                                     \
+	Test(paths, name, .init = start_paths, .fini = stop)                  \
+	{                                                                     \
+		body_##name();                                                \
+	}                                                                     \
+	static void body_##name(void)
+
+BOTH(lookup_getattr)
+{
+	struct fring_entry e, d, e2;
+	struct fring_attr attr;
+	char p[512];
+	struct stat st;
+
+	put_file("a", "12345");
+	snprintf(p, sizeof(p), "%s/sub", src);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	put_file("sub/b", "xy");
+
+	cr_assert_eq(lookup(ROOT, "a", &e), 0);
+	cr_assert_eq(e.attr.size, 5);
+	cr_assert(S_ISREG(e.attr.mode));
+	snprintf(p, sizeof(p), "%s/a", src);
+	stat(p, &st);
+	cr_assert_eq(e.attr.ino, st.st_ino);
+	cr_assert_eq(getattr(e.ino, 0, &attr), 0);
+	cr_assert_eq(attr.size, 5);
+
+	/* The same inode found twice is one node. */
+	cr_assert_eq(lookup(ROOT, "a", &e2), 0);
+	cr_assert_eq(e2.ino, e.ino);
+	cr_assert_eq(e2.generation, e.generation);
+
+	cr_assert_eq(lookup(ROOT, "sub", &d), 0);
+	cr_assert(S_ISDIR(d.attr.mode));
+	cr_assert_eq(lookup(d.ino, "b", &e2), 0);
+	cr_assert_eq(e2.attr.size, 2);
+	cr_assert_eq(lookup(ROOT, "missing", &e2), -ENOENT);
+	cr_assert_eq(getattr(ROOT, 0, &attr), 0);
+	cr_assert(S_ISDIR(attr.mode));
+	forget(e.ino, 2);
+	cr_assert_eq(getattr(e.ino, 0, &attr), -ESTALE, "freed after forget");
+}
+
+BOTH(create_write_read)
+{
+	struct fring_entry e;
+	uint64_t fh;
+	char p[512], buf[16] = { 0 };
+	int fd;
+
+	cr_assert_eq(create(ROOT, "f", &fh, &e), 0);
+	write_str(fh, "hello world", 0);
+	cr_assert_str_eq(read_str(fh, 5, 0), "hello");
+	cr_assert_str_eq(read_str(fh, 100, 6), "world");
+	release(e.ino, fh);
+
+	snprintf(p, sizeof(p), "%s/f", src);
+	fd = open(p, O_RDONLY);
+	cr_assert_eq(read(fd, buf, sizeof(buf) - 1), 11);
+	close(fd);
+
+	/* Reopen through the inode and append. */
+	struct fring_open_args oa = { sizeof(oa), O_RDWR, e.ino, 0, 0 };
+
+	O->open(inst, req(), &oa);
+	cr_assert_eq(R.kind, K_OPEN);
+	fh = R.o.fh;
+	write_str(fh, "!", 11);
+	cr_assert_str_eq(read_str(fh, 100, 0), "hello world!");
+	release(e.ino, fh);
+	forget(e.ino, 1);
+}
+
+BOTH(rename_keeps_fh)
+{
+	struct fring_entry e, d, e2;
+	struct fring_attr attr;
+	uint64_t fh;
+
+	cr_assert_eq(mkdir_(ROOT, "dir", &d), 0);
+	cr_assert_eq(create(ROOT, "old", &fh, &e), 0);
+	write_str(fh, "data", 0);
+	cr_assert_eq(rename_(ROOT, "old", d.ino, "new", 0), 0);
+	cr_assert_str_eq(read_str(fh, 10, 0), "data");
+	write_str(fh, "more", 4);
+	/* The node still resolves without its fh at its new place. */
+	cr_assert_eq(getattr(e.ino, 0, &attr), 0);
+	cr_assert_eq(attr.size, 8);
+	cr_assert_eq(lookup(d.ino, "new", &e2), 0);
+	cr_assert_eq(e2.ino, e.ino);
+	cr_assert_eq(lookup(ROOT, "old", &e2), -ENOENT);
+
+	/* Exchange swaps the names of two known inodes. */
+	struct fring_entry x;
+	uint64_t fh2;
+
+	cr_assert_eq(create(ROOT, "x", &fh2, &x), 0);
+	cr_assert_eq(rename_(ROOT, "x", d.ino, "new", RENAME_EXCHANGE), 0);
+	cr_assert_eq(lookup(ROOT, "x", &e2), 0);
+	cr_assert_eq(e2.ino, e.ino);
+	cr_assert_eq(getattr(x.ino, 0, &attr), 0);
+	cr_assert_eq(attr.size, 0);
+	cr_assert_eq(rename_(ROOT, "x", d.ino, "new", RENAME_NOREPLACE),
+		     -EEXIST);
+	release(e.ino, fh);
+	release(x.ino, fh2);
+}
+
+BOTH(unlink_open_file)
+{
+	struct fring_entry e;
+	struct fring_attr attr;
+	uint64_t fh;
+
+	cr_assert_eq(create(ROOT, "gone", &fh, &e), 0);
+	write_str(fh, "still here", 0);
+	cr_assert_eq(unlink_(ROOT, "gone"), 0);
+	cr_assert_str_eq(read_str(fh, 64, 0), "still here");
+	cr_assert_eq(getattr(e.ino, fh, &attr), 0);
+	cr_assert_eq(attr.nlink, 0);
+	/* Without the fh too: by handle, or the fd pinned in path mode. */
+	cr_assert_eq(getattr(e.ino, 0, &attr), 0);
+	cr_assert_eq(attr.size, 10);
+	release(e.ino, fh);
+	forget(e.ino, 1);
+	cr_assert_eq(unlink_(ROOT, "gone"), -ENOENT);
+}
+
+BOTH(dirs_links_attrs)
+{
+	struct fring_entry d, s, f, l;
+	struct fring_attr attr;
+	uint64_t fh;
+
+	cr_assert_eq(mkdir_(ROOT, "d", &d), 0);
+	cr_assert(S_ISDIR(d.attr.mode));
+	cr_assert_eq(mkdir_(ROOT, "d", &s), -EEXIST);
+
+	struct fring_make_args sa = make(d.ino, "sl", S_IFLNK | 0777, 0);
+
+	sa.link_target = "../target";
+	sa.link_target_len = 9;
+	O->symlink(inst, req(), &sa);
+	cr_assert_eq(R.kind, K_ENTRY);
+	s = R.e;
+	cr_assert(S_ISLNK(s.attr.mode));
+	struct fring_node_args na = { sizeof(na), 0, s.ino };
+
+	O->readlink(inst, req(), &na);
+	cr_assert_eq(R.kind, K_LINK);
+	cr_assert_eq(R.len, 9);
+	cr_assert_eq(memcmp(R.data, "../target", 9), 0);
+
+	struct fring_make_args fa = make(ROOT, "fifo", S_IFIFO | 0600, 0);
+
+	O->mknod(inst, req(), &fa);
+	cr_assert_eq(R.kind, K_ENTRY);
+	cr_assert(S_ISFIFO(R.e.attr.mode));
+
+	cr_assert_eq(create(ROOT, "f", &fh, &f), 0);
+	release(f.ino, fh);
+	struct fring_link_args la = { sizeof(la), 2, f.ino, d.ino, "hl" };
+
+	O->link(inst, req(), &la);
+	cr_assert_eq(R.kind, K_ENTRY, "link: %d", R.err);
+	l = R.e;
+	cr_assert_eq(l.ino, f.ino);
+	cr_assert_eq(l.attr.nlink, 2);
+
+	/* setattr: mode, size, times, without an fh. */
+	struct fring_setattr_args st = {
+		.size = sizeof(st), .nodeid = f.ino,
+		.valid = FRING_SET_MODE | FRING_SET_SIZE | FRING_SET_MTIME,
+		.mode = S_IFREG | 0600, .file_size = 4096, .mtime_sec = 1000,
+	};
+	O->setattr(inst, req(), &st);
+	cr_assert_eq(R.kind, K_ATTR, "setattr: %d", R.err);
+	cr_assert_eq(R.attr.mode & 07777, 0600);
+	cr_assert_eq(R.attr.size, 4096);
+	cr_assert_eq(R.attr.mtime_sec, 1000);
+	cr_assert_eq(getattr(l.ino, 0, &attr), 0);
+
+	struct fring_node_args sf = { sizeof(sf), 0, ROOT };
+
+	O->statfs(inst, req(), &sf);
+	cr_assert_eq(R.kind, K_STATFS);
+
+	/* Permission bits survive the process umask (022 is typical). */
+	umask(022);
+	struct fring_make_args ma = make(ROOT, "open", S_IFDIR | 0777, 0);
+
+	O->mkdir(inst, req(), &ma);
+	cr_assert_eq(R.kind, K_ENTRY);
+	cr_assert_eq(R.e.attr.mode & 0777, 0777);
+}
+
+BOTH(xattrs)
+{
+	struct fring_entry f;
+	uint64_t fh;
+
+	cr_assert_eq(create(ROOT, "x", &fh, &f), 0);
+	struct fring_xattr_args a = { .size = sizeof(a), .nodeid = f.ino,
+				      .name = "user.k", .namelen = 6,
+				      .value = "val", .value_len = 3 };
+	O->setxattr(inst, req(), &a);
+	cr_assert_eq(R.kind, K_ERR);
+	if (R.err == -EOPNOTSUPP)
+		cr_skip_test("no user xattrs on %s", src);
+	cr_assert_eq(R.err, 0);
+	a.max = 0;
+	O->getxattr(inst, req(), &a);
+	cr_assert_eq(R.kind, K_XSIZE);
+	cr_assert_eq(R.len, 3);
+	a.max = 64;
+	O->getxattr(inst, req(), &a);
+	cr_assert_eq(R.kind, K_DATA);
+	cr_assert_eq(memcmp(R.data, "val", 3), 0);
+	a.max = 1;
+	O->getxattr(inst, req(), &a);
+	cr_assert_eq(R.err, -ERANGE);
+	a.max = 64;
+	O->listxattr(inst, req(), &a);
+	cr_assert_eq(R.kind, K_DATA);
+	cr_assert_str_eq(R.data, "user.k");
+	O->removexattr(inst, req(), &a);
+	cr_assert_eq(R.err, 0);
+	O->getxattr(inst, req(), &a);
+	cr_assert_eq(R.err, -ENODATA);
+	release(f.ino, fh);
+}
+
+/* Lists the root in pages of `cap` entries, following next_off. */
+static int list_all(bool plus, uint32_t cap, char (*names)[64], int max)
+{
+	struct fring_open_args oa = { sizeof(oa), O_RDONLY, ROOT, 0, 0 };
+	uint64_t off = 0, dh;
+	int n = 0;
+
+	O->opendir(inst, req(), &oa);
+	cr_assert_eq(R.kind, K_OPEN);
+	dh = R.o.fh;
+	for (;;) {
+		struct fring_read_args ra = { .size = sizeof(ra), .len = 4096,
+					      .nodeid = ROOT, .fh = dh,
+					      .offset = off };
+		req();
+		R.dir_cap = cap;
+		(plus ? O->readdirplus : O->readdir)(inst, &R, &ra);
+		cr_assert_eq(R.kind, K_DIR, "readdir: %d", R.err);
+		if (!R.ndir)
+			break;
+		for (uint32_t i = 0; i < R.ndir; i++) {
+			bool dot = !strcmp(R.names[i], ".") ||
+				   !strcmp(R.names[i], "..");
+			cr_assert_lt(n, max);
+			strcpy(names[n++], R.names[i]);
+			/* Dots: a plain entry with the real d_ino. */
+			cr_assert_neq(R.inos[i], 0);
+			cr_assert_eq(R.plus[i], plus && !dot);
+			if (R.plus[i])
+				forget(R.inos[i], 1);
+		}
+		off = R.offs[R.ndir - 1];
+	}
+	struct fring_release_args rel = { .size = sizeof(rel), .nodeid = ROOT,
+					  .fh = dh };
+	O->releasedir(inst, req(), &rel);
+	return n;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+BOTH(readdir_paged)
+{
+	static char names[256][64];
+	char n[32];
+
+	for (int i = 0; i < 100; i++) {
+		snprintf(n, sizeof(n), "file%03d", i);
+		put_file(n, "");
+	}
+	for (int plus = 0; plus < 2; plus++) {
+		int cnt = list_all(plus, 7, names, 256);
+
+		cr_assert_eq(cnt, 102);
+		qsort(names, (size_t)cnt, sizeof(names[0]), cmp_name);
+		cr_assert_str_eq(names[0], ".");
+		cr_assert_str_eq(names[1], "..");
+		for (int i = 0; i < 100; i++) {
+			snprintf(n, sizeof(n), "file%03d", i);
+			cr_assert_str_eq(names[i + 2], n);
+		}
+	}
+}
+
+/* Many more known inodes than cached descriptors: the process must not
+ * hold a descriptor per inode. */
+static void many_files(int count)
+{
+	struct fring_entry e;
+	struct fring_attr attr;
+	uint64_t *ids = calloc((size_t)count, sizeof(*ids));
+	int base = count_fds(), peak = 0;
+	uint64_t fh;
+	char n[32];
+
+	for (int i = 0; i < count; i++) {
+		snprintf(n, sizeof(n), "f%05d", i);
+		cr_assert_eq(create(ROOT, n, &fh, &e), 0, "create %s", n);
+		release(e.ino, fh);
+		forget(e.ino, 1);
+	}
+	for (int i = 0; i < count; i++) {
+		snprintf(n, sizeof(n), "f%05d", i);
+		cr_assert_eq(lookup(ROOT, n, &e), 0, "lookup %s", n);
+		ids[i] = e.ino;
+		if (i % 1000 == 0 && count_fds() > peak)
+			peak = count_fds();
+	}
+	/* All known at once, and each still reachable (reopened on demand). */
+	for (int i = 0; i < count; i += 7) {
+		cr_assert_eq(getattr(ids[i], 0, &attr), 0, "getattr %d", i);
+		if (i % 700 == 0 && count_fds() > peak)
+			peak = count_fds();
+	}
+	if (count_fds() > peak)
+		peak = count_fds();
+	cr_log_info("fds: %d before, peak %d", base, peak);
+	cr_assert_lt(peak - base, 256 + 100, "fds grew by %d", peak - base);
+	for (int i = 0; i < count; i++)
+		forget(ids[i], 1);
+	cr_assert_eq(getattr(ids[0], 0, &attr), -ESTALE);
+	cr_assert_leq(count_fds(), base + 1);
+	free(ids);
+}
+
+Test(handles, many_files, .init = start_handles, .fini = stop)
+{
+	many_files(30000);
+}
+
+Test(paths, many_files, .init = start_paths, .fini = stop)
+{
+	many_files(30000);
+}
+
+Test(handles, creates_as_caller, .init = start_handles, .fini = stop)
+{
+	struct fring_entry e;
+	uint64_t fh;
+	char p[512];
+	struct stat st;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to switch fsuid");
+	chmod(src, 0777);
+	struct fring_make_args a = make(ROOT, "mine", S_IFREG | 0644, O_RDWR);
+
+	req();
+	R.uid = 65534;
+	R.gid = 65534;
+	O->create(inst, &R, &a);
+	cr_assert_eq(R.kind, K_CREATE, "create: %d", R.err);
+	e = R.e;
+	fh = R.o.fh;
+	cr_assert_eq(e.attr.uid, 65534);
+	snprintf(p, sizeof(p), "%s/mine", src);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_uid, 65534);
+	cr_assert_eq(st.st_gid, 65534);
+	release(e.ino, fh);
+	/* The thread is root again. */
+	cr_assert_eq(mkdir_(ROOT, "rootdir", &e), 0);
+	cr_assert_eq(e.attr.uid, 0);
+}
+
+Test(options, errors)
+{
+	load();
+	cr_assert_eq(P->config(inst, "bogus", "1"), -EINVAL);
+	cr_assert_eq(P->config(inst, "fd_cache", "0"), -EINVAL);
+	cr_assert_eq(P->config(inst, "attr_timeout", "-1"), -EINVAL);
+	cr_assert_eq(P->config(inst, "writeback", "maybe"), -EINVAL);
+	cr_assert_eq(P->config_complete(inst), -EINVAL, "source is required");
+	P->destroy(inst);
+
+	load();
+	cr_assert_eq(P->config(inst, "source", "/etc/passwd"), 0);
+	cr_assert_eq(P->config_complete(inst), -ENOTDIR);
+	P->destroy(inst);
+
+	load();
+	cr_assert_eq(P->config(inst, "source", "/nonexistent/dir"), 0);
+	cr_assert_eq(P->config_complete(inst), -ENOENT);
+	P->destroy(inst);
+}
+
+Test(options, writeback_init)
+{
+	struct fring_conn conn = { .size = sizeof(conn),
+				   .capable = FRING_CAP_WRITEBACK_CACHE };
+
+	load();
+	cr_assert_eq(P->config(inst, "source", "/tmp"), 0);
+	cr_assert_eq(P->config(inst, "writeback", "true"), 0);
+	cr_assert_eq(P->config_complete(inst), 0);
+	cr_assert_eq(P->init(inst, &conn), 0);
+	cr_assert(conn.want & FRING_CAP_WRITEBACK_CACHE);
+	P->destroy(inst);
+}
+
+/* Threads looking up, stat()ing, renaming and forgetting the same files
+ * through a tiny descriptor cache: refcounts, eviction and (in path mode)
+ * renames racing reopen-by-path must never lose an inode. */
+#define STRESS_FILES 200
+#define STRESS_THREADS 4
+
+static int stress_errors;
+
+static void *stress_thread(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	struct fring_entry e;
+	struct fring_attr attr;
+	char n[32], m[32];
+
+	for (int i = 0; i < 3000; i++) {
+		int k = (int)(rand_r(&seed) % STRESS_FILES);
+		int err;
+
+		snprintf(n, sizeof(n), "s%03d", k);
+		snprintf(m, sizeof(m), "t%03d", k);
+		err = lookup(ROOT, n, &e);
+		if (err == -ENOENT)
+			err = lookup(ROOT, m, &e);
+		if (err == -ENOENT)
+			continue; /* mid-rename by another thread */
+		if (err) {
+			__atomic_add_fetch(&stress_errors, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (getattr(e.ino, 0, &attr) || !S_ISREG(attr.mode))
+			__atomic_add_fetch(&stress_errors, 1, __ATOMIC_RELAXED);
+		if (rand_r(&seed) % 4 == 0) {
+			rename_(ROOT, n, ROOT, m, 0);
+			rename_(ROOT, m, ROOT, n, 0);
+		}
+		if (getattr(e.ino, 0, &attr))
+			__atomic_add_fetch(&stress_errors, 1, __ATOMIC_RELAXED);
+		forget(e.ino, 1);
+	}
+	return NULL;
+}
+
+static void stress(void)
+{
+	pthread_t t[STRESS_THREADS];
+	char n[32];
+	int base = count_fds();
+
+	for (int i = 0; i < STRESS_FILES; i++) {
+		snprintf(n, sizeof(n), "s%03d", i);
+		put_file(n, "x");
+	}
+	for (int i = 0; i < STRESS_THREADS; i++)
+		pthread_create(&t[i], NULL, stress_thread, (void *)(uintptr_t)i);
+	for (int i = 0; i < STRESS_THREADS; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(stress_errors, 0, "%d failed operations", stress_errors);
+	cr_assert_leq(count_fds(), base + 1, "descriptors left behind");
+}
+
+static void start_tiny_handles(void) { start("true", "4"); }
+static void start_tiny_paths(void) { start("false", "4"); }
+
+Test(handles, stress, .init = start_tiny_handles, .fini = stop)
+{
+	stress();
+}
+
+Test(paths, stress, .init = start_tiny_paths, .fini = stop)
+{
+	stress();
+}
