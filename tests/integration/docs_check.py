@@ -38,3 +38,11 @@ def test_ci_script_is_strict_and_executable():
     assert text.startswith("#!/bin/bash\n")
     assert "set -euo pipefail" in text
     assert os.access(path, os.X_OK)
+
+
+def test_readme_plugin_example_is_the_sdk_template():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    section = text[text.index("## Writing a plugin"):]
+    block = re.search(r"^```c\n(.*?)^```$", section, re.S | re.M).group(1)
+    with open(os.path.join(ROOT, "sdk-examples", "c-hello", "hello.c")) as f:
+        assert block == f.read()

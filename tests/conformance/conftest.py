@@ -1,0 +1,260 @@
+"""Targets of the POSIX conformance suite.
+
+Every test takes the `target` fixture and runs once per target:
+
+  tmpfs                 the kernel's tmpfs, mounted on a temp dir: the
+                        reference; the suite must pass on it completely
+  memfs-devfuse         fring memfs over /dev/fuse
+  memfs-uring           fring memfs over FUSE-over-io_uring
+  passthrough-devfuse   fring passthrough (mirroring a fresh tmpfs) over /dev/fuse
+  passthrough-uring     fring passthrough over FUSE-over-io_uring
+
+fring mounts get `-O default_permissions,allow_other`, so the kernel checks
+permissions and other uids may enter. Each target is mounted once per
+session (the parametrization is session-scoped, so pytest runs the tests
+target by target and keeps only one mount alive); each test works in a
+fresh directory of its own, the `d` fixture.
+
+`--targets=a,b` (or FRING_CONFORMANCE_TARGETS) picks targets by name or by
+kind (`memfs` = both memfs targets). FRING_BIN and FRING_PLUGIN_DIR name the
+fring binary and the plugin directory, as for tests/integration.
+"""
+
+import hashlib
+import os
+import pathlib
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+FRING = os.environ.get("FRING_BIN", "fring")
+PLUGIN_DIR = os.environ.get("FRING_PLUGIN_DIR", "")
+ALL_TARGETS = ["tmpfs", "memfs-devfuse", "memfs-uring",
+               "passthrough-devfuse", "passthrough-uring"]
+READY_TIMEOUT = 15
+STOP_TIMEOUT = 15
+FUSECTL = "/sys/fs/fuse/connections"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--targets", default=os.environ.get(
+        "FRING_CONFORMANCE_TARGETS", ""),
+        help="comma-separated targets or kinds (default: all of %s)"
+        % ", ".join(ALL_TARGETS))
+
+
+def selected_targets(config):
+    wanted = [w.strip() for w in config.getoption("targets").split(",")
+              if w.strip()]
+    if not wanted:
+        return list(ALL_TARGETS)
+    picked = [t for t in ALL_TARGETS
+              if t in wanted or t.split("-")[0] in wanted]
+    unknown = [w for w in wanted
+               if w not in ALL_TARGETS and w not in
+               {t.split("-")[0] for t in ALL_TARGETS}]
+    if unknown:
+        raise pytest.UsageError("unknown conformance target(s): %s"
+                                % ", ".join(unknown))
+    return picked
+
+
+def pytest_generate_tests(metafunc):
+    if "target" in metafunc.fixturenames:
+        metafunc.parametrize("target", selected_targets(metafunc.config),
+                             indirect=True, scope="session")
+
+
+# --- mount plumbing -------------------------------------------------------
+
+def mounted_on(path):
+    """(major:minor, fstype) of the mounts whose mountpoint is `path`."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            mp = fields[4].replace("\\040", " ").replace("\\134", "\\")
+            if mp == path:
+                sep = fields.index("-")
+                found.append((fields[2], fields[sep + 1]))
+    return found
+
+
+def force_unmount(path):
+    """Abort our FUSE connection on `path` (if any) and detach the mount."""
+    for _ in range(4):
+        entries = mounted_on(path)
+        if not entries:
+            return
+        for dev, fstype in entries:
+            major, minor = dev.split(":")
+            abort = os.path.join(FUSECTL, minor, "abort")
+            if fstype.startswith("fuse") and major == "0" and os.path.exists(abort):
+                with open(abort, "w") as f:
+                    f.write("1")
+        subprocess.run(["umount", "-l", path], capture_output=True)
+
+
+def mount_tmpfs(path):
+    subprocess.run(["mount", "-t", "tmpfs", "-o",
+                    "mode=0755,size=512m,nosuid,nodev", "tmpfs", path],
+                   check=True, capture_output=True)
+
+
+class FringServer:
+    """`fring mount` in the foreground, stopped with SIGTERM at the end."""
+
+    def __init__(self, plugin, mountpoint, transport, options):
+        args = [FRING, "mount", plugin, mountpoint, "-t", transport,
+                "-O", "default_permissions,allow_other"]
+        for key, value in options:
+            args += ["-o", "%s=%s" % (key, value)]
+        env = dict(os.environ)
+        if PLUGIN_DIR:
+            env["FRING_PLUGIN_PATH"] = PLUGIN_DIR
+        self.mountpoint = mountpoint
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, env=env)
+
+    def log(self):
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")
+
+    def wait_ready(self):
+        """Returns the ready line; raises with fring's stderr otherwise."""
+        fd = self.proc.stdout.fileno()
+        os.set_blocking(fd, False)
+        buf = b""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(fd, 4096)
+            except BlockingIOError:
+                chunk = None
+            if chunk:
+                buf += chunk
+                for line in buf.split(b"\n"):
+                    if b" ready (" in line:
+                        return line.decode()
+            elif chunk == b"" or self.proc.poll() is not None:
+                self.proc.wait()
+                raise RuntimeError("fring exited with %s before ready: %s"
+                                   % (self.proc.returncode, self.log()))
+            else:
+                time.sleep(0.02)
+        raise RuntimeError("fring not ready after %ss: %s"
+                           % (READY_TIMEOUT, self.log()))
+
+    def stop(self):
+        """SIGTERM; returns the exit code (None if it had to be killed)."""
+        rc = None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(STOP_TIMEOUT)
+        self.proc.stdout.close()
+        return rc
+
+
+class Target:
+    """A mounted filesystem under test."""
+
+    def __init__(self, name, root):
+        self.name = name
+        self.kind = name.split("-")[0]          # tmpfs | memfs | passthrough
+        self.transport = name.split("-")[1] if "-" in name else None
+        self.root = root
+        self.fuse = self.kind != "tmpfs"
+        self.count = 0
+
+    def fresh_dir(self, label):
+        """A new empty directory (root:root 0755) for one test."""
+        self.count += 1
+        tag = hashlib.sha1(label.encode()).hexdigest()[:8]
+        path = pathlib.Path(self.root, "t%04d-%s" % (self.count, tag))
+        os.mkdir(path, 0o755)
+        os.chmod(path, 0o755)
+        return path
+
+    def __repr__(self):
+        return "<target %s at %s>" % (self.name, self.root)
+
+
+@pytest.fixture(scope="session")
+def target(request):
+    name = request.param
+    kind = name.split("-")[0]
+    made = []       # temp dirs to remove, innermost last
+    mounts = []     # paths we mounted on (tmpfs or fuse)
+    server = None
+    try:
+        mp = tempfile.mkdtemp(prefix="fring-conf-%s-" % name)
+        made.append(mp)
+        if kind == "tmpfs":
+            mount_tmpfs(mp)
+            mounts.append(mp)
+        else:
+            options = [("size", "512MiB")] if kind == "memfs" else []
+            if kind == "passthrough":
+                # the source is a tmpfs of its own, so passthrough can be
+                # held to exactly the reference's behaviour
+                src = tempfile.mkdtemp(prefix="fring-conf-src-")
+                made.insert(0, src)
+                mount_tmpfs(src)
+                mounts.append(src)
+                options = [("source", src)]
+            transport = name.split("-")[1]
+            server = FringServer(kind, mp, transport, options)
+            mounts.append(mp)
+            try:
+                ready = server.wait_ready()
+            except RuntimeError as e:
+                if "not available" in str(e):
+                    pytest.skip("%s: transport %s not available: %s"
+                                % (name, transport, str(e).strip()))
+                raise
+            assert "transport %s" % transport in ready, ready
+        os.chmod(mp, 0o755)
+        yield Target(name, mp)
+    finally:
+        problems = []
+        if server is not None:
+            rc = server.stop()
+            if rc != 0:
+                problems.append("fring exit code %s after SIGTERM; stderr:\n%s"
+                                % (rc, server.log()))
+        for path in reversed(mounts):
+            if mounted_on(path):
+                if server is None or path != mounts[-1]:
+                    subprocess.run(["umount", path], capture_output=True)
+                else:
+                    problems.append("%s still mounted after fring exited"
+                                    % path)
+                force_unmount(path)
+        for path in made:
+            if not mounted_on(path):
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    pass
+        assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def d(target, request):
+    """A fresh empty directory on the target for this test."""
+    return target.fresh_dir(request.node.nodeid)
+
+
+@pytest.fixture(autouse=True)
+def umask022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
