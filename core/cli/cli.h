@@ -30,4 +30,13 @@ void cli_block_signals(void);
  * or until every mount is gone. Returns the exit code. */
 int cli_serve(fring_runtime *rt);
 
+/* Fork the serving process; the parent stays as its supervisor and never
+ * returns (it exits with the child's code, or aborts the child's FUSE
+ * connections and exits 1 if the child dies by a signal). Returns 0 in the
+ * child, or -errno if no child could be made. FRING_NO_SUPERVISOR=1 in the
+ * environment serves in-process. */
+int cli_supervise(void);
+/* In the serving process: tell the supervisor a mount now serves. */
+void cli_report_mount(const char *mountpoint);
+
 #endif /* FRING_CLI_H */

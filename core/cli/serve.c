@@ -4,6 +4,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/log.h"
 
 #include "../runtime/embed.h"
 #include "cli.h"
@@ -50,6 +53,7 @@ static void *signal_thread(void *arg)
 static void print_ready(void *ud, const char *mountpoint, const char *plugin,
 			const char *transport)
 {
+	cli_report_mount(mountpoint);
 	printf("fring: %s ready (plugin %s, transport %s)\n", mountpoint, plugin,
 	       transport);
 	fflush(stdout);
@@ -61,6 +65,10 @@ int cli_serve(fring_runtime *rt)
 	char *err = NULL;
 	int rc, have_thread;
 
+	rc = cli_supervise();
+	if (rc < 0)
+		return cli_fail(fring_strf("cannot start the serving process: %s",
+					   strerror(-rc)));
 	fring_runtime_on_ready(rt, print_ready, NULL);
 	have_thread = pthread_create(&t, NULL, signal_thread, rt) == 0;
 	if (!have_thread)

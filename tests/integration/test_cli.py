@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import force_unmount, is_mounted, mount_entries, run_fring
+from conftest import force_unmount, is_mounted, mount_entries, run_fring, serving_pid
 
 READY = re.compile(r"^fring: (\S+) ready \(plugin (\S+), transport (uring|devfuse)\)$")
 
@@ -270,8 +270,9 @@ def test_dead_mountpoint_is_reported(spawn, tmpdirs):
     mp = tmpdirs("mnt")
     f = spawn(["mount", "memfs", mp], [mp])
     f.wait_ready(1)
-    f.proc.kill()
-    f.proc.wait(10)
+    # Kill the serving process; its supervisor aborts the connection.
+    os.kill(serving_pid(f.proc.pid), signal.SIGKILL)
+    assert f.proc.wait(10) == 1
     try:
         with pytest.raises(OSError) as e:
             os.stat(mp)
