@@ -783,3 +783,111 @@ Test(session, config_errors)
 	cr_expect_eq(s_destroyed, 1);
 	free(err);
 }
+
+/* ---- locks: routed only to plugins that implement them ---- */
+
+static struct fring_lock_args last_lock;
+static int lock_calls[3]; /* getlk, setlk, flock */
+
+static void t_getlk(void *inst, fring_req *r, const struct fring_lock_args *a)
+{
+	struct fring_lock l = { .start = 10, .end = 19, .type = 1 /* F_WRLCK */,
+				.pid = 4321 };
+
+	last_lock = *a;
+	lock_calls[0]++;
+	first_ret = H->reply_lock(r, &l);
+}
+
+static void t_setlk(void *inst, fring_req *r, const struct fring_lock_args *a)
+{
+	last_lock = *a;
+	lock_calls[1]++;
+	first_ret = H->reply_err(r, 0);
+}
+
+static void t_flock(void *inst, fring_req *r, const struct fring_lock_args *a)
+{
+	last_lock = *a;
+	lock_calls[2]++;
+	first_ret = H->reply_err(r, -EWOULDBLOCK);
+}
+
+static struct fring_fs_ops lk_ops;
+
+static void with_lock_ops(void)
+{
+	lk_ops = t_ops;
+	lk_ops.getlk = t_getlk;
+	lk_ops.setlk = t_setlk;
+	lk_ops.flock = t_flock;
+	dx.ops = &lk_ops;
+	memset(lock_calls, 0, sizeof(lock_calls));
+}
+
+Test(dispatch, posix_locks_reach_getlk_and_setlk)
+{
+	struct fuse_lk_in lk = { .fh = 3, .owner = 0xabc,
+				 .lk = { .start = 0, .end = 99, .type = 0, .pid = 7 } };
+	const struct fuse_lk_out *lo;
+
+	with_lock_ops();
+	run(FUSE_GETLK, 300, 5, &lk, sizeof(lk), NULL, NULL);
+	expect_header(0, 300, sizeof(struct fuse_lk_out));
+	lo = body();
+	cr_expect_eq(lo->lk.start, 10);
+	cr_expect_eq(lo->lk.end, 19);
+	cr_expect_eq(lo->lk.pid, 4321);
+	cr_expect_eq(last_lock.owner, 0xabc);
+	cr_expect_eq(last_lock.fh, 3);
+
+	nsends = 0;
+	run(FUSE_SETLKW, 302, 5, &lk, sizeof(lk), NULL, NULL);
+	expect_header(0, 302, 0);
+	cr_expect_eq(last_lock.sleep, 1);
+	cr_expect_eq(last_lock.lock.end, 99);
+	cr_expect_eq(lock_calls[1], 1);
+	cr_expect_eq(lock_calls[2], 0);
+}
+
+Test(dispatch, flock_requests_reach_flock)
+{
+	struct fuse_lk_in lk = { .fh = 4, .owner = 1, .lk_flags = FUSE_LK_FLOCK,
+				 .lk = { .type = 1 } };
+
+	with_lock_ops();
+	run(FUSE_SETLK, 310, 5, &lk, sizeof(lk), NULL, NULL);
+	expect_header(-EWOULDBLOCK, 310, 0);
+	cr_expect_eq(lock_calls[2], 1);
+	cr_expect_eq(lock_calls[1], 0);
+	cr_expect_eq(last_lock.sleep, 0);
+}
+
+Test(dispatch, locks_without_ops_are_enosys)
+{
+	struct fuse_lk_in lk = { .fh = 4 };
+
+	run(FUSE_GETLK, 320, 5, &lk, sizeof(lk), NULL, NULL);
+	expect_header(-ENOSYS, 320, 0);
+}
+
+Test(dispatch, init_offers_locks_only_with_lock_ops)
+{
+	struct fuse_init_in ii = { .major = 7, .minor = 45,
+				   .max_readahead = 131072,
+				   .flags = 0x73fffffb, .flags2 = 0x7fd };
+	struct fring_init_params p = { .transport = FRING_TRANSPORT_DEVFUSE,
+				       .nr_queues = 4 };
+	struct fuse_init_out out;
+	struct fring_init_result res;
+	size_t outlen;
+	char *err = NULL;
+	uint64_t want;
+
+	with_lock_ops();
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), &p, &out, &outlen,
+				      &res, &err), 0);
+	want = out.flags | (uint64_t)out.flags2 << 32;
+	cr_expect(want & FUSE_POSIX_LOCKS);
+	cr_expect(want & FUSE_FLOCK_LOCKS);
+}
