@@ -13,6 +13,9 @@
  *         queue_depth: 1..4096        (default 8)
  *         bufpool: { size: 64MiB, registered: true }
  *         zero_copy: auto|on|off
+ *         request_timeout: 0..65535 (seconds the kernel waits for any
+ *                      reply before it aborts the connection; 0 = never;
+ *                      default 300; used where INIT offers it, 7.43+)
  *
  * Every error names "FILE:LINE:COLUMN: what was expected" (1-based).
  * YAML aliases (*x) and multi-document files are rejected: flattening an
@@ -43,7 +46,9 @@ struct fring_cfg_transport {
 	uint64_t bufpool_size;      /* bytes, 0 = default */
 	int bufpool_registered;     /* default 1 */
 	enum fring_tristate zero_copy;
+	uint32_t request_timeout; /* seconds, 0 = off */
 };
+#define FRING_DEFAULT_REQUEST_TIMEOUT 300
 
 struct fring_cfg_mount {
 	char *mountpoint;

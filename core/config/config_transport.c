@@ -1,5 +1,5 @@
 /* The `transport:` section of a mount: mode, queues, queue_depth,
- * bufpool { size, registered } and zero_copy. */
+ * bufpool { size, registered }, zero_copy and request_timeout. */
 #include <errno.h>
 #include <string.h>
 
@@ -17,6 +17,7 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 	t->bufpool_size = 0;
 	t->bufpool_registered = 1;
 	t->zero_copy = FRING_AUTO;
+	t->request_timeout = FRING_DEFAULT_REQUEST_TIMEOUT;
 }
 
 /* Decimal digits only, within lo..hi. */
@@ -90,7 +91,8 @@ static int parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tra
 int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
 {
 	static const char *const keys[] = { "mode", "queues", "queue_depth",
-					    "bufpool", "zero_copy", NULL };
+					    "bufpool", "zero_copy",
+					    "request_timeout", NULL };
 	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
 	static const char *const zc[] = { "auto", "on", "off", NULL };
 	static const enum fring_tristate zc_val[] = { FRING_AUTO, FRING_ON, FRING_OFF };
@@ -116,6 +118,10 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 	if ((v = cfg_get(c, n, "queue_depth", NULL)) &&
 	    parse_uint(v, 1, 4096, &t->queue_depth))
 		return bad(c, v, "transport.queue_depth", "an integer 1..4096");
+	if ((v = cfg_get(c, n, "request_timeout", NULL)) &&
+	    parse_uint(v, 0, 65535, &t->request_timeout))
+		return bad(c, v, "transport.request_timeout",
+			   "an integer 0..65535 (seconds, 0 = off)");
 	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
 		return rc;
 	if ((v = cfg_get(c, n, "zero_copy", NULL))) {

@@ -148,6 +148,14 @@ int fring_init_build(struct fring_dispatch *dx, const void *in, size_t arglen,
 	if (res->time_gran > 1000000000u)
 		res->time_gran = 1000000000u;
 	res->bufsize = (size_t)max_write + 4096;
+	if (p && p->request_timeout && (capable & FUSE_REQUEST_TIMEOUT) &&
+	    (want & FUSE_INIT_EXT)) {
+		want |= FUSE_REQUEST_TIMEOUT;
+		res->want = want;
+		res->request_timeout = p->request_timeout > UINT16_MAX
+					       ? UINT16_MAX : p->request_timeout;
+		out->request_timeout = (uint16_t)res->request_timeout;
+	}
 
 	out->major = FUSE_KERNEL_VERSION;
 	out->minor = res->minor;

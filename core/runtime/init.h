@@ -25,6 +25,7 @@ struct fring_init_result {
 	uint64_t capable, want;  /* kernel's offer, what we accepted */
 	uint32_t max_write, max_readahead, max_pages, time_gran;
 	size_t bufsize;          /* /dev/fuse read buffer: max_write + 4096 */
+	uint32_t request_timeout; /* seconds negotiated, 0 = none */
 };
 
 /* What the transport tells the plugin (fring_conn.transport/nr_queues),
@@ -35,6 +36,10 @@ struct fring_init_result {
 struct fring_init_params {
 	uint32_t transport;
 	uint32_t nr_queues;
+	/* Seconds for FUSE_REQUEST_TIMEOUT (7.43) when the kernel offers it;
+	 * 0 = none. The kernel aborts the connection when any request stays
+	 * unanswered that long: the safety net for a hung server. */
+	uint32_t request_timeout;
 	int (*before_reply)(void *ud, const struct fring_init_result *res,
 			    struct fuse_init_out *out, char **err);
 	void *ud;

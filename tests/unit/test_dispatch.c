@@ -891,3 +891,35 @@ Test(dispatch, init_offers_locks_only_with_lock_ops)
 	cr_expect(want & FUSE_POSIX_LOCKS);
 	cr_expect(want & FUSE_FLOCK_LOCKS);
 }
+
+Test(dispatch, init_sets_request_timeout_where_offered)
+{
+	struct fuse_init_in ii = { .major = 7, .minor = 45,
+				   .max_readahead = 131072,
+				   .flags = 0x73fffffb, .flags2 = 0x7fd };
+	struct fring_init_params p = { .transport = FRING_TRANSPORT_DEVFUSE,
+				       .nr_queues = 4, .request_timeout = 300 };
+	struct fuse_init_out out;
+	struct fring_init_result res;
+	size_t outlen;
+	char *err = NULL;
+
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), &p, &out, &outlen,
+				      &res, &err), 0);
+	cr_expect(out.flags2 & (FUSE_REQUEST_TIMEOUT >> 32));
+	cr_expect_eq(out.request_timeout, 300);
+
+	/* A kernel that does not offer it gets neither the flag nor a value. */
+	ii.flags2 &= ~(uint32_t)(FUSE_REQUEST_TIMEOUT >> 32);
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), &p, &out, &outlen,
+				      &res, &err), 0);
+	cr_expect(!(out.flags2 & (FUSE_REQUEST_TIMEOUT >> 32)));
+	cr_expect_eq(out.request_timeout, 0);
+
+	/* 0 = off. */
+	ii.flags2 = 0x7fd;
+	p.request_timeout = 0;
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), &p, &out, &outlen,
+				      &res, &err), 0);
+	cr_expect(!(out.flags2 & (FUSE_REQUEST_TIMEOUT >> 32)));
+}
