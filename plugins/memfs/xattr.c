@@ -36,6 +36,19 @@ static bool is_user(const char *name)
 	return !strncmp(name, "user.", 5);
 }
 
+/* The namespaces Linux knows; others are EOPNOTSUPP, as on tmpfs. */
+static bool known_ns(const char *name)
+{
+	return is_user(name) || !strncmp(name, "trusted.", 8) ||
+	       !strncmp(name, "security.", 9);
+}
+
+/* trusted.* is visible to privileged callers only. */
+static bool listed(const struct mfs_xattr *x, const struct mfs_cred *c)
+{
+	return c->uid == 0 || strncmp(x->name, "trusted.", 8);
+}
+
 static bool user_ns_denied(const struct mfs_inode *in, const char *name)
 {
 	return is_user(name) && !S_ISREG(in->mode) && !S_ISDIR(in->mode);
@@ -95,6 +108,10 @@ void mfs_op_setxattr(void *inst, fring_req *r, const struct fring_xattr_args *a)
 		mfs_err(r, -ERANGE);
 		return;
 	}
+	if (!known_ns(a->name)) {
+		mfs_err(r, -EOPNOTSUPP);
+		return;
+	}
 	if (a->value_len > MFS_XATTR_SIZE_MAX) {
 		mfs_err(r, -E2BIG);
 		return;
@@ -129,6 +146,8 @@ void mfs_op_getxattr(void *inst, fring_req *r, const struct fring_xattr_args *a)
 		err = -ENOENT;
 	else if (a->namelen > MFS_XATTR_NAME_MAX)
 		err = -ERANGE;
+	else if (!known_ns(a->name))
+		err = -EOPNOTSUPP;
 	else if (is_user(a->name))
 		err = mfs_check(fs, in, &c, R_OK);
 	if (!err && !(x = xattr_find(in, a->name, a->namelen)))
@@ -149,9 +168,11 @@ void mfs_op_listxattr(void *inst, fring_req *r,
 {
 	struct memfs *fs = inst;
 	struct mfs_inode *in;
+	struct mfs_cred c;
 	uint64_t total = 0;
 	char *buf, *p;
 
+	mfs_cred(r, &c);
 	pthread_rwlock_rdlock(&fs->lock);
 	in = mfs_iget(fs, a->nodeid);
 	if (!in) {
@@ -160,7 +181,8 @@ void mfs_op_listxattr(void *inst, fring_req *r,
 		return;
 	}
 	for (uint32_t i = 0; i < in->nxattrs; i++)
-		total += in->xattrs[i].namelen + 1;
+		if (listed(&in->xattrs[i], &c))
+			total += in->xattrs[i].namelen + 1;
 	if (!a->max || total > a->max || !total) {
 		pthread_rwlock_unlock(&fs->lock);
 		if (!a->max)
@@ -173,6 +195,8 @@ void mfs_op_listxattr(void *inst, fring_req *r,
 	}
 	buf = p = malloc(total);
 	for (uint32_t i = 0; buf && i < in->nxattrs; i++) {
+		if (!listed(&in->xattrs[i], &c))
+			continue;
 		memcpy(p, in->xattrs[i].name, in->xattrs[i].namelen + 1);
 		p += in->xattrs[i].namelen + 1;
 	}
@@ -198,6 +222,8 @@ void mfs_op_removexattr(void *inst, fring_req *r,
 	in = mfs_iget(fs, a->nodeid);
 	if (!in)
 		err = -ENOENT;
+	else if (!known_ns(a->name))
+		err = -EOPNOTSUPP;
 	else if (is_user(a->name))
 		err = mfs_check(fs, in, &c, W_OK);
 	if (!err && !(x = xattr_find(in, a->name, a->namelen)))
