@@ -1,5 +1,6 @@
 /* One mount's lifecycle; see session.h. */
 #define _GNU_SOURCE
+#include "../mount/fusectl.h"
 #include "session.h"
 
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "../mount/mount.h"
 #include "../mount/stale.h"
 #include "../transport/devfuse.h"
+#include "../transport/uring.h"
 #include "dispatch.h"
 #include "init.h"
 #include "log.h"
@@ -39,8 +41,9 @@ struct fring_session {
 
 	struct fring_mount_handle *mh;
 	struct fring_devfuse *df;
+	struct fring_uring_offer uo; /* io_uring: uo.u once offered in INIT */
 	struct fring_init_result init;
-	unsigned conn_id; /* fusectl directory: minor of st_dev, 0 unknown */
+	unsigned conn_id; /* fusectl directory (fring_fusectl_id), 0 unknown */
 	int done_fd;
 
 	pthread_mutex_t lock;
@@ -194,7 +197,7 @@ fail:
 
 const char *fring_session_transport(const struct fring_session *s)
 {
-	return "devfuse";
+	return s->uo.u ? "uring" : "devfuse";
 }
 
 const char *fring_session_mountpoint(const struct fring_session *s)
@@ -225,20 +228,13 @@ static int check_mountpoint(const char *mp, char **err)
 	return 0;
 }
 
-/* The fusectl connection id, without sending a request (DONT_SYNC). */
-static unsigned connection_id(const char *mp)
-{
-	struct statx stx;
-
-	if (statx(AT_FDCWD, mp, AT_STATX_DONT_SYNC, 0, &stx) < 0)
-		return 0;
-	return stx.stx_dev_major == 0 ? stx.stx_dev_minor : 0;
-}
-
 /* Undo a half-done mount: the unmount ends any started worker. */
 static void mount_rollback(struct fring_session *s)
 {
 	fring_mount_unmount(s->mh);
+	/* io_uring: after the unmount its entries are gone (-ENOTCONN). */
+	fring_uring_free(s->uo.u);
+	s->uo.u = NULL;
 	if (s->df) {
 		if (fring_devfuse_join(s->df, STOP_JOIN_MS))
 			s->stuck = fring_devfuse_cancel(s->df);
@@ -269,23 +265,34 @@ int fring_session_mount(struct fring_session *s, char **err)
 				  s->mounted ? "mounted" : "stopped");
 		return -EBUSY;
 	}
-	if (s->transport.mode == FRING_MODE_URING) {
-		*err = fring_strf("%s: transport mode 'uring' is not available in "
-				  "this build; use 'auto' or 'devfuse'",
-				  s->mountpoint);
-		return -EOPNOTSUPP;
-	}
 	ret = check_mountpoint(s->mountpoint, err);
 	if (ret)
 		return ret;
 	ret = fring_mount_open(s->mountpoint, &mo, &fd, &s->mh, err);
 	if (ret)
 		return ret;
-	s->conn_id = connection_id(s->mountpoint);
+	s->conn_id = fring_fusectl_id(s->mountpoint);
 
 	ip.nr_queues = s->nr_threads ? s->nr_threads
 				     : fring_devfuse_default_threads();
+	ip.request_timeout = s->transport.request_timeout;
+	/* io_uring: the hook sets the rings up before the INIT reply. */
+	s->uo.mode = s->transport.mode;
+	s->uo.p = (struct fring_uring_params){
+		.fuse_fd = fd, .dx = &s->dx, .mountpoint = s->mountpoint,
+		.conn_id = s->conn_id, .nr_threads = s->transport.queues,
+		.queue_depth = s->transport.queue_depth,
+	};
+	ip.before_reply = fring_uring_init_hook;
+	ip.ud = &s->uo;
+	if (s->transport.mode != FRING_MODE_DEVFUSE && fring_uring_enabled() &&
+	    fring_uring_possible_cpus() > 0) {
+		ip.transport = FRING_TRANSPORT_URING;
+		ip.nr_queues = (uint32_t)fring_uring_possible_cpus();
+	}
 	ret = fring_init_handshake(fd, &s->dx, &ip, &s->init, &msg);
+	if (s->uo.u && !ret)
+		fring_uring_start(s->uo.u);
 	if (ret) {
 		*err = fring_strf("%s: FUSE_INIT failed: %s", s->mountpoint,
 				  msg ? msg : strerror(-ret));
@@ -310,25 +317,21 @@ int fring_session_mount(struct fring_session *s, char **err)
 	fring_dbg("%s: serving with %u /dev/fuse workers, max_write %u",
 		  s->mountpoint, fring_devfuse_nr_threads(s->df),
 		  s->init.max_write);
+	if (s->uo.u)
+		fring_dbg("%s: io_uring: %u queues on %u threads, %u entries "
+			  "each, ring %s", s->mountpoint,
+			  fring_uring_nr_qids(s->uo.u),
+			  fring_uring_nr_threads(s->uo.u),
+			  fring_uring_depth(s->uo.u),
+			  fring_uring_ring_mode(s->uo.u));
 	return 0;
 }
 
 static void abort_connection(struct fring_session *s)
 {
-	char path[64];
-	int fd;
-
-	if (!s->conn_id)
-		return;
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort",
-		 s->conn_id);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, "1", 1) == 1)
+	if (s->conn_id && fring_fusectl_abort(s->conn_id) == 0)
 		fring_warn("%s: workers still busy after unmount; aborted "
 			   "connection %u", s->mountpoint, s->conn_id);
-	close(fd);
 }
 
 /* Give replies the plugin still owes a bounded time to arrive. */
@@ -383,11 +386,14 @@ void fring_session_stop(struct fring_session *s)
 			if (fring_devfuse_join(s->df, STOP_ABORT_MS))
 				s->stuck = fring_devfuse_cancel(s->df);
 		}
+		/* io_uring: threads end on -ENOTCONN; stop is the bound. */
+		fring_uring_stop(s->uo.u);
 		unanswered = drain(s);
 		if (unanswered > 0)
 			fring_warn("%s: %ld request(s) were never answered by "
 				   "the plugin", s->mountpoint, unanswered);
 		log_stats(s);
+		fring_uring_log_stats(s->uo.u, s->mountpoint);
 	}
 	if (s->stuck) {
 		/* A worker may still be inside the plugin: no destroy. */
@@ -401,6 +407,8 @@ void fring_session_stop(struct fring_session *s)
 		fring_req_abandon(r);
 	fring_devfuse_free(s->df);
 	s->df = NULL;
+	fring_uring_free(s->uo.u); /* every ring request is finished now */
+	s->uo.u = NULL;
 	fring_mount_close(s->mh);
 	s->mh = NULL;
 	s->mounted = 0;

@@ -1,0 +1,149 @@
+/*
+ * FUSE-over-io_uring transport for Linux 6.18 (protocol brief section 2).
+ *
+ * One ring per queue thread, each thread pinned to the CPUs of the qids it
+ * serves; ring entries carved from one NUMA-local region per qid and
+ * registered as io_uring fixed buffers, so backing I/O can land straight in
+ * an entry's payload buffer (READ_FIXED/WRITE_FIXED).
+ *
+ * Session use, in this order (the 6.18 hazards of brief 2.5 dictate it):
+ *   1. read INIT; fring_uring_unavailable() says whether the kernel offers
+ *      io_uring at all (and why not);
+ *   2. fring_uring_setup(): every thread, ring, buffer and REGISTER SQE is
+ *      ready, or nothing is left behind and the reason comes back (fallback
+ *      to /dev/fuse; the INIT reply must then go out WITHOUT the flag);
+ *   3. write the INIT reply with FUSE_OVER_IO_URING;
+ *   4. fring_uring_start(): the threads submit their REGISTERs;
+ *   5. keep serving /dev/fuse (FORGET, INTERRUPT, early requests);
+ *   6. after unmount: fring_uring_stop(), then fring_uring_free() once no
+ *      request is outstanding.
+ */
+#ifndef FRING_TRANSPORT_URING_H
+#define FRING_TRANSPORT_URING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fring_dispatch;
+struct fring_req;
+struct fring_uring;
+struct fring_init_result;
+struct fuse_init_out;
+
+/* Default ring entries per qid (transport.queue_depth 0). Swept 1..32 on
+ * the 2-CPU 6.18 box (memfs-like null server, fio 4k psync/aio-qd16 and
+ * 1M aio): no depth beat 8 consistently, and each entry costs one
+ * max_payload buffer per possible CPU (brief 2.8). libfuse uses 8 too. */
+#define FRING_URING_DEFAULT_DEPTH 8
+/* Header buffer: 288 bytes used, a page so payloads stay page aligned. */
+#define FRING_URING_HEADER_SZ 4096u
+
+struct fring_uring_params {
+	int fuse_fd;                /* session /dev/fuse fd, open for the session */
+	struct fring_dispatch *dx;  /* requests go to fring_dispatch(dx, ...) */
+	const char *mountpoint;     /* for messages; may be NULL */
+	uint32_t conn_id;           /* fusectl connection id if known, else 0 */
+	uint32_t nr_threads;        /* transport.queues; 0 = one per possible CPU */
+	uint32_t queue_depth;       /* entries per qid; 0 = default */
+	uint32_t max_write;         /* negotiated in INIT */
+	uint32_t max_pages;         /* negotiated in INIT (0 = 32, no MAX_PAGES) */
+	uint32_t ring_mode;         /* FRING_URING_RING_*; 0 = the best the kernel takes */
+};
+
+/* Task-work modes, best first. AUTO tries DEFER, then COOP, then PLAIN
+ * (each falls back on EINVAL from io_uring_setup). */
+#define FRING_URING_RING_AUTO 0
+#define FRING_URING_RING_DEFER 1  /* SINGLE_ISSUER | DEFER_TASKRUN */
+#define FRING_URING_RING_COOP 2   /* SINGLE_ISSUER | COOP_TASKRUN */
+#define FRING_URING_RING_PLAIN 3
+
+/* NULL if the kernel's INIT offer (flags incl. flags2 << 32) allows io_uring;
+ * else a one-line reason in buf: "kernel too old (FUSE 7.40; io_uring needs 7.42)",
+ * "/sys/module/fuse/parameters/enable_uring is N", "io_uring disabled by
+ * sysctl (kernel.io_uring_disabled = 2)". */
+const char *fring_uring_unavailable(uint64_t kernel_flags, uint32_t kernel_minor,
+				    char *buf, size_t len);
+
+/* The largest request/reply body: max(8192, max_write, max_pages * 4096). */
+uint32_t fring_uring_max_payload(uint32_t max_write, uint32_t max_pages);
+
+/* Number of possible CPUs (/sys/devices/system/cpu/possible), which is the
+ * number of qids the 6.18 kernel waits for. -errno on failure. */
+int fring_uring_possible_cpus(void);
+
+/* Set up every queue before the INIT reply. 0, or -errno and a one-line
+ * *err ("ring setup failed: ...") with everything torn down again. */
+int fring_uring_setup(const struct fring_uring_params *p,
+		      struct fring_uring **out, char **err);
+
+/* After the INIT reply (with FUSE_OVER_IO_URING) went out: submit the
+ * REGISTERs. */
+void fring_uring_start(struct fring_uring *u);
+
+/* Stop every queue thread and join it (bounded). Safe before start (the
+ * INIT reply failed) and idempotent. */
+void fring_uring_stop(struct fring_uring *u);
+
+/* Free rings and buffers. Only after stop, and once no request served over
+ * the rings is still held by the plugin. */
+void fring_uring_free(struct fring_uring *u);
+
+uint32_t fring_uring_nr_qids(const struct fring_uring *u);
+uint32_t fring_uring_nr_threads(const struct fring_uring *u);
+uint32_t fring_uring_depth(const struct fring_uring *u);
+/* Ring flags each thread ended up with, e.g. "SQE128|SINGLE_ISSUER|DEFER_TASKRUN". */
+const char *fring_uring_ring_mode(const struct fring_uring *u);
+
+/* Per-qid counters (qid < nr_qids) or totals (qid = UINT32_MAX). */
+struct fring_uring_stats {
+	uint64_t requests;      /* requests received in ring entries */
+	uint64_t commits;       /* COMMIT_AND_FETCH submitted */
+	uint64_t remote;        /* replies/I/O handed over by other threads */
+	uint64_t fixed_reads;   /* READ_FIXED completed */
+	uint64_t fixed_writes;  /* WRITE_FIXED completed */
+	uint64_t io_errors;     /* backing I/O that failed */
+	uint64_t entries;       /* ring entries registered with the kernel */
+	uint64_t wakeups;       /* eventfd wake-ups of the queue thread */
+};
+int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
+		      struct fring_uring_stats *out);
+
+/* Whether r was received over a ring (so the services below apply). */
+int fring_uring_owns(const struct fring_req *r);
+
+/* ABI 1.1 data-path services for a ring request (any thread). On 0 the
+ * request is answered by the runtime when the I/O completes; a negative
+ * errno means not accepted and r is still unanswered:
+ *   -EOPNOTSUPP  r is not a ring request (use the synchronous path);
+ *   -EINVAL      wrong opcode, or len above the READ's size;
+ *   -EBADF       fd < 0;
+ *   -EALREADY    r was answered already. */
+int fring_uring_read_fd(struct fring_req *r, int fd, uint64_t offset,
+			uint32_t len);
+int fring_uring_write_fd(struct fring_req *r, int fd, uint64_t offset);
+
+/* ---- INIT-time selection, for the session (uring_init.c) ---- */
+
+/* The session's fring_init_params.before_reply state. */
+struct fring_uring_offer {
+	int mode;                    /* the mount's transport.mode (FRING_MODE_*) */
+	struct fring_uring_params p; /* by the session; max_write/max_pages by the hook */
+	struct fring_uring *u;       /* out: set up, to start after the reply */
+	char reason[256];            /* out: why io_uring is not used */
+};
+
+/* before_reply hook (ud = struct fring_uring_offer *): devfuse mode does
+ * nothing; otherwise set the rings up and add FUSE_OVER_IO_URING, or log
+ * the reason and fall back (auto), or fail INIT with it (uring). */
+int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
+			  struct fuse_init_out *out, char **err);
+
+/* Whether io_uring is expected to work (enable_uring = Y, not disabled by
+ * sysctl): what the plugin is told in fring_conn.transport before INIT. */
+int fring_uring_enabled(void);
+
+/* One FRING_LOG=debug line of the counters above, prefixed with name:
+ * "NAME: uring: N requests over the ring (qid 0: a, qid 1: b), ...". */
+void fring_uring_log_stats(const struct fring_uring *u, const char *name);
+
+#endif /* FRING_TRANSPORT_URING_H */

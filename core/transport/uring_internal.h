@@ -1,0 +1,190 @@
+/*
+ * Internals shared by the uring_*.c files. Ownership rule: a queue thread's
+ * ring, its SQ and everything marked "owner" below are touched only by that
+ * thread; other threads reach it through the MPSC list + eventfd.
+ */
+#ifndef FRING_TRANSPORT_URING_INTERNAL_H
+#define FRING_TRANSPORT_URING_INTERNAL_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "../runtime/request.h"
+#include "uring.h"
+
+/* CQE user_data: an entry pointer with a tag in the low bits (entries are
+ * 64-byte aligned), or one of the small constants below. */
+#define UD_TAG_CMD 0u /* REGISTER / COMMIT_AND_FETCH of the entry */
+#define UD_TAG_IO 1u  /* READ_FIXED / WRITE_FIXED of the entry */
+#define UD_TAG_MASK 63u
+#define UD_WAKE 1ull  /* multishot POLL_ADD on the thread's wake eventfd */
+#define UD_STOP 2ull  /* POLL_ADD on the transport's stop eventfd */
+
+/* Entry life cycle. Transitions out of USER/IO happen on any thread (the
+ * replier), all others on the owner thread. */
+enum ent_state {
+	ENT_IDLE,      /* not yet registered */
+	ENT_KERNEL,    /* REGISTER or COMMIT_AND_FETCH parked in the kernel */
+	ENT_USER,      /* holds a request; the plugin owns it */
+	ENT_IO,        /* backing READ/WRITE_FIXED in flight (reply claimed) */
+	ENT_REPLIED,   /* reply in the buffers, commit not yet prepared */
+	ENT_COMMITTING,/* commit handed to the owner (MPSC or SQ) */
+	ENT_GONE,      /* torn down by the kernel */
+};
+
+/* What the owner thread must do with an entry it pops from the MPSC. */
+enum ent_action { ACT_COMMIT = 1, ACT_READ, ACT_WRITE };
+
+struct uring_thread;
+struct uring_queue;
+
+struct uring_ent {
+	struct fring_req req;          /* handed to dispatch; container_of'ed */
+	struct uring_thread *th;
+	struct uring_queue *q;
+	struct fuse_uring_req_header *hdr; /* header buffer (4 KiB) */
+	char *payload;                 /* payload buffer, payload_cap bytes */
+	uint32_t payload_cap;
+	uint16_t qid;
+	uint16_t buf_index;            /* fixed buffer holding hdr/payload */
+	struct iovec reg_iov[2];       /* REGISTER argument */
+
+	_Atomic int state;             /* enum ent_state */
+	uint64_t commit_id;            /* owner: the kernel's id for the request held */
+	uint32_t last_cmd;             /* owner: FUSE_IO_URING_CMD_* parked */
+	_Atomic int abandoned;         /* released while I/O was in flight */
+
+	/* Hand-over to the owner thread (written before the MPSC push). */
+	struct uring_ent *mpsc_next;
+	int action;                    /* enum ent_action */
+	int io_fd;
+	uint64_t io_off;
+	uint32_t io_len;
+	const void *io_src;            /* WRITE: data inside the payload */
+} __attribute__((aligned(64)));
+
+/* Single writer (the owner thread), any reader: relaxed load + store. */
+struct uring_counters {
+	_Atomic uint64_t requests, commits, remote, fixed_reads, fixed_writes,
+		io_errors, entries, wakeups;
+};
+
+/* One qid: its CPU, its NUMA-local region and its entries. */
+struct uring_queue {
+	uint16_t qid;
+	int cpu;
+	void *region;                  /* depth * (header + payload) */
+	size_t region_sz;
+	struct uring_ent *ents;        /* depth entries */
+	uint32_t depth;
+	uint16_t buf_base, nbufs;      /* its fixed buffers in the ring */
+	struct uring_counters ctr;
+};
+
+/* Lock-free multi-producer, single-consumer list of entries. */
+struct uring_mpsc {
+	_Atomic(struct uring_ent *) head;
+};
+
+struct fring_uring;
+
+struct uring_thread {
+	struct fring_uring *u;
+	uint32_t idx;
+	pthread_t tid;
+	int started;                   /* pthread_create succeeded */
+	struct io_uring ring;
+	int ring_ok;
+	unsigned ring_flags;
+	struct uring_queue *queues;    /* nq consecutive qids */
+	uint32_t nq;
+	uint32_t nents;                /* entries over all its queues */
+	uint32_t live;                 /* owner: entries not GONE */
+	uint32_t io_inflight;          /* owner: backing I/O in flight */
+	int wake_fd;                   /* eventfd: MPSC not empty */
+	struct uring_mpsc mpsc;
+	int setup_err;                 /* -errno, set before reporting */
+	char setup_what[96];           /* which setup step failed */
+	int stopping;                  /* owner: the stop eventfd fired */
+	int exited;                    /* set (under u->lock) when it returns */
+};
+
+struct fring_uring {
+	struct fring_dispatch *dx;
+	int fuse_fd;
+	char *mountpoint;              /* for messages */
+	uint32_t conn_id;              /* fusectl id, 0 = look it up */
+	uint32_t nr_qids, nr_threads, depth, payload_sz;
+	int *cpus;                     /* possible CPU of each qid */
+	struct uring_queue *queues;    /* nr_qids */
+	struct uring_thread *threads;  /* nr_threads */
+	int stop_fd;                   /* eventfd: stop every thread */
+	uint32_t ring_pref;            /* FRING_URING_RING_* */
+	char ring_mode[96];
+
+	/* Setup hand-shake (cold path only). */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t reported, exited;
+	int go;                        /* 1 start serving, -1 tear down */
+	int stopped;
+	_Atomic int fatal;             /* the connection was aborted by us */
+	/* Other threads between an MPSC push and their eventfd write: the
+	 * pushed request may already be finished, so free waits for these. */
+	_Atomic int handing_over;
+};
+
+/* uring_probe.c */
+int uring_sysctl_disabled(void);
+int uring_parse_cpulist(const char *s, int **out);
+int uring_possible_cpu_list(int **out);
+
+/* uring_mpsc.c */
+void uring_mpsc_init(struct uring_mpsc *m);
+/* Push; returns 1 if the list was empty (the consumer needs a wake-up). */
+int uring_mpsc_push(struct uring_mpsc *m, struct uring_ent *e);
+/* Take everything, oldest first. */
+struct uring_ent *uring_mpsc_take(struct uring_mpsc *m);
+
+/* uring_cmd.c: SQE preparation (owner thread). 0 or -EBUSY (SQ full). */
+int uring_prep_register(struct uring_thread *t, struct uring_ent *e);
+int uring_prep_commit(struct uring_thread *t, struct uring_ent *e);
+int uring_prep_io(struct uring_thread *t, struct uring_ent *e);
+int uring_prep_wake_poll(struct uring_thread *t);
+int uring_prep_stop_poll(struct uring_thread *t);
+
+/* uring_mem.c */
+int uring_region_alloc(struct uring_queue *q, uint32_t depth,
+		       uint32_t payload_sz, uint16_t buf_base);
+void uring_region_bufs(const struct uring_queue *q, uint32_t payload_sz,
+		       struct iovec *iov);
+void uring_region_free(struct uring_queue *q);
+uint32_t uring_entries_per_buf(uint32_t payload_sz);
+
+/* uring_serve.c */
+void uring_handle_cqe(struct uring_thread *t, const struct io_uring_cqe *cqe);
+void uring_drain_mpsc(struct uring_thread *t);
+void uring_ent_init_req(struct uring_ent *e);
+/* Commit e from the current thread: SQE if owner, else the MPSC. */
+void uring_hand_over(struct uring_ent *e, int action);
+int uring_is_ent(const struct fring_req *r);
+struct uring_ent *uring_ent_of(struct fring_req *r);
+extern __thread struct uring_thread *uring_self;
+
+/* uring_queue.c */
+void *uring_thread_main(void *arg);
+
+/* uring_abort.c */
+int uring_abort_connection(struct fring_uring *u, const char *why);
+
+/* Counter helpers (single writer). */
+static inline void ctr_inc(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+#endif /* FRING_TRANSPORT_URING_INTERNAL_H */

@@ -1,0 +1,101 @@
+/*
+ * ABI 1.1 data-path services on a ring request: the backing I/O is an
+ * IORING_OP_READ_FIXED / WRITE_FIXED on the owning queue's ring, straight
+ * between the backing fd and the entry's payload buffer (a slice of the
+ * queue's registered region). The reply is committed when its CQE arrives,
+ * so the queue thread never blocks on the backing file and every entry of
+ * the queue can have its I/O in flight at once.
+ *
+ * Callable from any thread: the SQE is prepared by the owner, directly if
+ * we are it, else through its MPSC list.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+
+#include "uring_internal.h"
+
+int fring_uring_owns(const struct fring_req *r)
+{
+	return uring_is_ent(r);
+}
+
+/* Common acceptance checks, then claim the single reply. */
+static int accept_io(struct fring_req *r, uint32_t opcode, int fd)
+{
+	if (!uring_is_ent(r))
+		return -EOPNOTSUPP;
+	if (r->opcode != opcode)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	return fring_req_claim(r);
+}
+
+static void start_io(struct uring_ent *e, int action, int fd, uint64_t off,
+		     uint32_t len)
+{
+	int from = ENT_USER;
+
+	e->io_fd = fd;
+	e->io_off = off;
+	e->io_len = len;
+	/* Claimed above, so nobody else moves the entry out of USER. */
+	atomic_compare_exchange_strong(&e->state, &from, ENT_IO);
+	uring_hand_over(e, action);
+}
+
+int fring_uring_read_fd(struct fring_req *r, int fd, uint64_t offset,
+			uint32_t len)
+{
+	struct uring_ent *e;
+	int ret;
+
+	if (uring_is_ent(r) && r->opcode == FUSE_READ &&
+	    (len > r->d.a.read.len || len > uring_ent_of(r)->payload_cap))
+		return -EINVAL;
+	ret = accept_io(r, FUSE_READ, fd);
+	if (ret)
+		return ret;
+	if (!len) {
+		fring_req_send(r, 0, NULL, 0);
+		return 0;
+	}
+	e = uring_ent_of(r);
+	start_io(e, ACT_READ, fd, offset, len);
+	return 0;
+}
+
+int fring_uring_write_fd(struct fring_req *r, int fd, uint64_t offset)
+{
+	struct uring_ent *e;
+	const char *src;
+	uint32_t len;
+	int ret;
+
+	if (uring_is_ent(r) && r->opcode == FUSE_WRITE) {
+		/* WRITE_FIXED must name memory inside the registered region:
+		 * the decoder points data into the payload buffer. */
+		e = uring_ent_of(r);
+		src = r->d.a.write.data;
+		len = r->d.a.write.len;
+		if (len && (!src || src < e->payload ||
+			    src + len > e->payload + e->payload_cap))
+			return -EINVAL;
+	}
+	ret = accept_io(r, FUSE_WRITE, fd);
+	if (ret)
+		return ret;
+	e = uring_ent_of(r);
+	src = r->d.a.write.data;
+	len = r->d.a.write.len;
+	if (!len) {
+		struct fuse_write_out wo = { .size = 0 };
+		struct iovec iov = { &wo, sizeof(wo) };
+
+		fring_req_send(r, 0, &iov, 1);
+		return 0;
+	}
+	e->io_src = src;
+	start_io(e, ACT_WRITE, fd, offset, len);
+	return 0;
+}

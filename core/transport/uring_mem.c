@@ -1,0 +1,140 @@
+/*
+ * One NUMA-local region per qid, carved into ring entries: for each entry
+ * a 4 KiB header buffer followed by its payload buffer (a page multiple),
+ * so every payload is page aligned for O_DIRECT backing I/O.
+ *
+ * Called from the queue thread after it pinned itself: libnuma's
+ * numa_alloc_local (mmap with the local-node policy) plus
+ * MADV_POPULATE_WRITE places every page on the thread's node now, not at
+ * first touch by the kernel's copy, and fails setup (before the INIT reply)
+ * rather than a request later when memory is short.
+ *
+ * The region is registered as fixed buffers in chunks of at most 1 GiB
+ * (the io_uring limit per buffer), each covering whole entries.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <numa.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "uring_internal.h"
+
+#define FIXED_BUF_MAX (1ull << 30)
+
+static size_t stride_of(uint32_t payload_sz)
+{
+	return (size_t)FRING_URING_HEADER_SZ + payload_sz;
+}
+
+uint32_t uring_entries_per_buf(uint32_t payload_sz)
+{
+	size_t n = FIXED_BUF_MAX / stride_of(payload_sz);
+
+	return n ? (uint32_t)n : 1;
+}
+
+/* Node-local pages when the system has NUMA, plain pages otherwise (one
+ * node: the default policy is just as local). Free with region_free. */
+static void *region_map(size_t len)
+{
+	void *p;
+
+	if (numa_available() >= 0)
+		return numa_alloc_local(len);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void region_free(void *p, size_t len)
+{
+	if (numa_available() >= 0)
+		numa_free(p, len);
+	else
+		munmap(p, len);
+}
+
+static int populate(void *p, size_t len)
+{
+	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno; /* ENOMEM: fail setup rather than OOM later */
+	memset(p, 0, len); /* pre-5.14 kernels: touch every page */
+	return 0;
+}
+
+int uring_region_alloc(struct uring_queue *q, uint32_t depth,
+		       uint32_t payload_sz, uint16_t buf_base)
+{
+	size_t stride = stride_of(payload_sz);
+	uint32_t per_buf = uring_entries_per_buf(payload_sz);
+	void *p;
+	int ret;
+
+	q->region_sz = stride * depth;
+	p = region_map(q->region_sz);
+	if (!p)
+		return -ENOMEM;
+	ret = populate(p, q->region_sz);
+	if (ret) {
+		region_free(p, q->region_sz);
+		return ret;
+	}
+	q->region = p;
+
+	if (posix_memalign((void **)&q->ents, 64, sizeof(*q->ents) * depth)) {
+		region_free(p, q->region_sz);
+		q->region = NULL;
+		return -ENOMEM;
+	}
+	memset(q->ents, 0, sizeof(*q->ents) * depth);
+	q->depth = depth;
+	q->buf_base = buf_base;
+	q->nbufs = (depth + per_buf - 1) / per_buf;
+	for (uint32_t i = 0; i < depth; i++) {
+		struct uring_ent *e = &q->ents[i];
+		char *base = (char *)p + stride * i;
+
+		e->q = q;
+		e->qid = q->qid;
+		e->hdr = (struct fuse_uring_req_header *)base;
+		e->payload = base + FRING_URING_HEADER_SZ;
+		e->payload_cap = payload_sz;
+		e->buf_index = (uint16_t)(buf_base + i / per_buf);
+		e->reg_iov[0].iov_base = e->hdr;
+		e->reg_iov[0].iov_len = FRING_URING_HEADER_SZ;
+		e->reg_iov[1].iov_base = e->payload;
+		e->reg_iov[1].iov_len = payload_sz;
+		atomic_init(&e->state, ENT_IDLE);
+	}
+	return 0;
+}
+
+/* The fixed-buffer iovecs of q, q->nbufs of them, into iov. */
+void uring_region_bufs(const struct uring_queue *q, uint32_t payload_sz,
+		       struct iovec *iov)
+{
+	size_t stride = stride_of(payload_sz);
+	uint32_t per_buf = uring_entries_per_buf(payload_sz);
+
+	for (uint32_t b = 0; b < q->nbufs; b++) {
+		uint32_t first = b * per_buf;
+		uint32_t n = q->depth - first < per_buf ? q->depth - first : per_buf;
+
+		iov[b].iov_base = (char *)q->region + stride * first;
+		iov[b].iov_len = stride * n;
+	}
+}
+
+void uring_region_free(struct uring_queue *q)
+{
+	if (q->region)
+		region_free(q->region, q->region_sz);
+	q->region = NULL;
+	free(q->ents);
+	q->ents = NULL;
+}

@@ -1,0 +1,203 @@
+/*
+ * The queue thread: pins itself to its qids' CPUs, builds its ring and
+ * NUMA-local buffers there (both must come from this thread: SINGLE_ISSUER
+ * rings belong to their creator, and first-touch placement follows the
+ * CPU), prepares one REGISTER per entry without submitting, reports, and
+ * waits. Only after the session sent the INIT reply does it submit (the
+ * kernel answers -EAGAIN before that) and start serving. It lives as long
+ * as the connection: the kernel delivers requests as task work in the
+ * thread that submitted the entry (brief 2.11 observation 1).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/log.h"
+#include "uring_internal.h"
+
+/* One slot per entry (an entry has at most one SQE: commit or I/O), plus
+ * the wake-up and stop polls and a re-arm. */
+#define SQ_EXTRA 4
+#define SQ_MAX 32768u /* IORING_MAX_ENTRIES */
+
+static int fail(struct uring_thread *t, int err, const char *what)
+{
+	t->setup_err = err < 0 ? err : -EINVAL;
+	snprintf(t->setup_what, sizeof(t->setup_what), "%s", what);
+	return t->setup_err;
+}
+
+static void pin(struct uring_thread *t)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (uint32_t i = 0; i < t->nq; i++)
+		if (t->queues[i].cpu >= 0 && t->queues[i].cpu < CPU_SETSIZE)
+			CPU_SET(t->queues[i].cpu, &set);
+	/* An offline CPU cannot be pinned to; its qid still needs entries,
+	 * served from wherever the scheduler puts us. */
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		fring_warn("uring: thread %u: cannot pin to CPU %d: %s", t->idx,
+			   t->queues[0].cpu, strerror(errno));
+}
+
+static const unsigned ring_modes[] = {
+	[FRING_URING_RING_DEFER] = IORING_SETUP_SINGLE_ISSUER |
+				   IORING_SETUP_DEFER_TASKRUN,
+	[FRING_URING_RING_COOP] = IORING_SETUP_SINGLE_ISSUER |
+				  IORING_SETUP_COOP_TASKRUN,
+	[FRING_URING_RING_PLAIN] = 0,
+};
+
+static int ring_init(struct uring_thread *t)
+{
+	struct io_uring_params prm;
+	unsigned sq = t->nents + SQ_EXTRA;
+	unsigned first = t->u->ring_pref ? t->u->ring_pref : FRING_URING_RING_DEFER;
+	unsigned last = t->u->ring_pref ? t->u->ring_pref : FRING_URING_RING_PLAIN;
+	int ret = -EINVAL;
+
+	if (sq > SQ_MAX)
+		return fail(t, -E2BIG, "more ring entries than one ring holds");
+	for (unsigned m = first; m <= last; m++) {
+		memset(&prm, 0, sizeof(prm));
+		/* SQE128: FUSE commands need the 80-byte command area; CQ at
+		 * twice the SQ so completions never overflow; SUBMIT_ALL so a
+		 * bad SQE does not strand the commits queued after it. */
+		prm.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE |
+			    IORING_SETUP_SUBMIT_ALL | ring_modes[m];
+		prm.cq_entries = 2 * sq;
+		ret = io_uring_queue_init_params(sq, &t->ring, &prm);
+		if (ret != -EINVAL)
+			break;
+	}
+	if (ret == -EPERM && uring_sysctl_disabled())
+		return fail(t, ret, "io_uring disabled by sysctl");
+	if (ret < 0)
+		return fail(t, ret, "io_uring_setup");
+	t->ring_ok = 1;
+	t->ring_flags = prm.flags;
+	return 0;
+}
+
+static int thread_setup(struct uring_thread *t)
+{
+	struct fring_uring *u = t->u;
+	struct iovec *bufs;
+	uint32_t nbufs = 0;
+	uint16_t base = 0;
+	int ret;
+
+	pin(t);
+	ret = ring_init(t);
+	if (ret)
+		return ret;
+	/* /dev/fuse as fixed file 0: no fd lookup per command. */
+	ret = io_uring_register_files(&t->ring, &u->fuse_fd, 1);
+	if (ret)
+		return fail(t, ret, "registering /dev/fuse as a fixed file");
+	for (uint32_t i = 0; i < t->nq; i++) {
+		ret = uring_region_alloc(&t->queues[i], u->depth, u->payload_sz,
+					 base);
+		if (ret)
+			return fail(t, ret, "allocating entry buffers");
+		base += t->queues[i].nbufs;
+		nbufs += t->queues[i].nbufs;
+	}
+	bufs = calloc(nbufs, sizeof(*bufs));
+	if (!bufs)
+		return fail(t, -ENOMEM, "allocating entry buffers");
+	for (uint32_t i = 0, b = 0; i < t->nq; b += t->queues[i].nbufs, i++)
+		uring_region_bufs(&t->queues[i], u->payload_sz, bufs + b);
+	ret = io_uring_register_buffers(&t->ring, bufs, nbufs);
+	free(bufs);
+	if (ret)
+		return fail(t, ret, "registering fixed buffers");
+
+	for (uint32_t i = 0; i < t->nq; i++) {
+		struct uring_queue *q = &t->queues[i];
+
+		for (uint32_t j = 0; j < q->depth; j++) {
+			struct uring_ent *e = &q->ents[j];
+
+			e->th = t;
+			atomic_store(&e->state, ENT_KERNEL);
+			if (uring_prep_register(t, e))
+				return fail(t, -EBUSY, "preparing REGISTER");
+		}
+	}
+	t->live = t->nents;
+	if (uring_prep_wake_poll(t) || uring_prep_stop_poll(t))
+		return fail(t, -EBUSY, "preparing the wake-up polls");
+	return 0;
+}
+
+static void serve(struct uring_thread *t)
+{
+	for (uint32_t i = 0; i < t->nq; i++)
+		atomic_store_explicit(&t->queues[i].ctr.entries,
+				      t->queues[i].depth, memory_order_relaxed);
+	while (!t->stopping && t->live > 0) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+		/* Submits what was prepared, then sleeps for one CQE; with
+		 * DEFER_TASKRUN this is also where request delivery runs. */
+		int ret = io_uring_submit_and_wait(&t->ring, 1);
+
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			fring_err("uring: thread %u: io_uring_enter: %s", t->idx,
+				  strerror(-ret));
+			uring_abort_connection(t->u, "the queue ring failed");
+			break;
+		}
+		io_uring_for_each_cqe(&t->ring, head, cqe) {
+			uring_handle_cqe(t, cqe);
+			n++;
+		}
+		io_uring_cq_advance(&t->ring, n);
+	}
+	if (t->live > 0)
+		fring_dbg("uring: thread %u: stopped with %u entries live",
+			  t->idx, t->live);
+}
+
+void *uring_thread_main(void *arg)
+{
+	struct uring_thread *t = arg;
+	struct fring_uring *u = t->u;
+	char name[16];
+	int go;
+
+	uring_self = t;
+	snprintf(name, sizeof(name), "fring-uring-%u", t->idx);
+	pthread_setname_np(pthread_self(), name);
+
+	thread_setup(t);
+	pthread_mutex_lock(&u->lock);
+	u->reported++;
+	pthread_cond_broadcast(&u->cond);
+	while (!u->go)
+		pthread_cond_wait(&u->cond, &u->lock);
+	go = u->go;
+	pthread_mutex_unlock(&u->lock);
+
+	if (go > 0 && !t->setup_err)
+		serve(t);
+	/* Cancels whatever is still parked and drops the fixed file and
+	 * buffers. The regions stay until fring_uring_free: the plugin may
+	 * still hold requests that point into them. */
+	if (t->ring_ok)
+		io_uring_queue_exit(&t->ring);
+	t->ring_ok = 0;
+
+	pthread_mutex_lock(&u->lock);
+	t->exited = 1;
+	u->exited++;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}

@@ -1,0 +1,331 @@
+/*
+ * Serving on a queue thread: request CQEs go to dispatch; replies, from
+ * this thread or any other, become COMMIT_AND_FETCH SQEs on the owner's
+ * ring (brief 2.6). Other threads never touch the ring: they write the
+ * reply into the entry's buffers (it is theirs while in userspace) and push
+ * the entry on the owner's MPSC list, waking it through an eventfd only
+ * when the list was empty. No lock on this path.
+ *
+ * Commit validation: the kernel's commit_id is checked (never 0) when the
+ * request arrives and only that value is echoed; the state machine lets an
+ * entry commit once per request. A commit the kernel rejects with anything
+ * but a teardown code would strand the caller (brief 2.6: -ENOENT leaves it
+ * in D state), so it aborts the connection.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../runtime/dispatch.h"
+#include "../runtime/log.h"
+#include "uring_internal.h"
+
+__thread struct uring_thread *uring_self;
+
+static struct uring_ent *ent_of(struct fring_req *r)
+{
+	return (struct uring_ent *)((char *)r - offsetof(struct uring_ent, req));
+}
+
+static int ent_cas(struct uring_ent *e, int from, int to)
+{
+	return atomic_compare_exchange_strong_explicit(
+		&e->state, &from, to, memory_order_acq_rel, memory_order_acquire);
+}
+
+static void write_out_header(struct uring_ent *e, int32_t error,
+			     uint64_t unique, uint32_t body)
+{
+	struct fuse_out_header oh = {
+		.len = (uint32_t)sizeof(oh) + body,
+		.error = error,
+		.unique = unique,
+	};
+
+	memcpy(e->hdr->in_out, &oh, sizeof(oh));
+	e->hdr->ring_ent_in_out.payload_sz = body;
+}
+
+/* fring_req send hook (any thread): reply into the entry's buffers. The
+ * commit itself waits for the release hook, because the request layer
+ * still touches the fring_req after send returns. */
+static int ent_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
+{
+	struct uring_ent *e = ent_of(r);
+	const struct fuse_out_header *oh = iov[0].iov_base;
+	int st = atomic_load_explicit(&e->state, memory_order_acquire);
+	int32_t error = oh->error;
+	size_t total = 0, pos = 0;
+
+	if (st != ENT_USER && st != ENT_IO) {
+		fring_err("uring: reply to unique %llu on an entry in state %d "
+			  "refused", (unsigned long long)oh->unique, st);
+		return -EALREADY;
+	}
+	for (int i = 1; i < iovcnt; i++)
+		total += iov[i].iov_len;
+	if (!error && total > e->payload_cap) {
+		fring_log_ratelimited("uring-big-reply", FRING_LOG_ERROR,
+				      "uring: %zu-byte reply to %s exceeds the "
+				      "%u-byte payload buffer; sent EIO", total,
+				      fring_opcode_name(r->opcode),
+				      e->payload_cap);
+		error = -EIO;
+	}
+	if (error)
+		total = 0;
+	for (int i = 1; i < iovcnt && total; i++) {
+		const char *src = iov[i].iov_base;
+
+		/* Bodies built in place (READ_FIXED data, READDIR in the
+		 * scratch area) may overlap the payload buffer. */
+		if (src >= e->payload && src < e->payload + e->payload_cap)
+			memmove(e->payload + pos, src, iov[i].iov_len);
+		else
+			memcpy(e->payload + pos, src, iov[i].iov_len);
+		pos += iov[i].iov_len;
+	}
+	write_out_header(e, error, oh->unique, (uint32_t)total);
+	atomic_store_explicit(&e->state, ENT_REPLIED, memory_order_release);
+	return 0;
+}
+
+static int no_reply_op(uint32_t opcode)
+{
+	return opcode == FUSE_FORGET || opcode == FUSE_BATCH_FORGET ||
+	       opcode == FUSE_INTERRUPT || opcode == FUSE_NOTIFY_REPLY;
+}
+
+/* fring_req release hook (any thread): the request layer is done with the
+ * fring_req, so the entry may go back to the kernel. */
+static void ent_release(struct fring_req *r)
+{
+	struct uring_ent *e = ent_of(r);
+
+	if (atomic_load_explicit(&e->state, memory_order_acquire) == ENT_IO) {
+		/* Abandoned at teardown with I/O still landing in the payload:
+		 * the I/O completion commits it. */
+		atomic_store(&e->abandoned, 1);
+		return;
+	}
+	/* Finished without a reply: dropped (NOTIFY_REPLY...) or abandoned.
+	 * Every ring request must be committed, or the entry is lost. */
+	if (ent_cas(e, ENT_USER, ENT_REPLIED))
+		write_out_header(e, no_reply_op(r->opcode) ? 0 : -EIO,
+				 r->unique, 0);
+	if (!ent_cas(e, ENT_REPLIED, ENT_COMMITTING)) {
+		fring_err("uring: qid %u: second commit of one request "
+			  "refused (state %d)", e->qid,
+			  atomic_load(&e->state));
+		return;
+	}
+	uring_hand_over(e, ACT_COMMIT);
+}
+
+void uring_ent_init_req(struct uring_ent *e)
+{
+	fring_req_init(&e->req, e->th->u->dx, ent_send, ent_release, e, -1,
+		       e->qid);
+	/* req_read_fd / req_write_fd become READ_FIXED / WRITE_FIXED. */
+	e->req.read_fd = fring_uring_read_fd;
+	e->req.write_fd = fring_uring_write_fd;
+	/* READDIR builds its listing straight in the payload buffer. */
+	e->req.scratch = e->payload;
+	e->req.scratch_cap = e->payload_cap;
+}
+
+int uring_is_ent(const struct fring_req *r)
+{
+	return r && r->send == ent_send;
+}
+
+struct uring_ent *uring_ent_of(struct fring_req *r)
+{
+	return ent_of(r);
+}
+
+/* Owner thread: turn a handed-over entry into its SQE. */
+static void run_action(struct uring_thread *t, struct uring_ent *e)
+{
+	int ret;
+
+	if (e->action == ACT_COMMIT) {
+		atomic_store_explicit(&e->state, ENT_KERNEL, memory_order_relaxed);
+		ret = uring_prep_commit(t, e);
+		if (!ret)
+			ctr_inc(&e->q->ctr.commits);
+	} else {
+		ret = uring_prep_io(t, e);
+		if (!ret)
+			t->io_inflight++;
+	}
+	if (ret) {
+		/* The SQ has a slot per entry; running out means a bug, and a
+		 * lost commit would strand the caller. */
+		fring_err("uring: qid %u: no SQE for a %s", e->qid,
+			  e->action == ACT_COMMIT ? "commit" : "backing I/O");
+		uring_abort_connection(t->u, "SQ exhausted");
+	}
+}
+
+void uring_hand_over(struct uring_ent *e, int action)
+{
+	struct uring_thread *t = e->th;
+	struct fring_uring *u = t->u;
+	static const uint64_t one = 1;
+
+	e->action = action;
+	if (uring_self == t) {
+		run_action(t, e);
+		return;
+	}
+	/* Once pushed, the owner may finish the request and the session may
+	 * go on to free the transport before we reach the write: free waits
+	 * for handing_over to drop back. */
+	atomic_fetch_add(&u->handing_over, 1);
+	if (uring_mpsc_push(&t->mpsc, e) &&
+	    write(t->wake_fd, &one, sizeof(one)) != sizeof(one))
+		fring_err("uring: waking queue thread %u: %s", t->idx,
+			  strerror(errno));
+	atomic_fetch_sub(&u->handing_over, 1);
+}
+
+void uring_drain_mpsc(struct uring_thread *t)
+{
+	struct uring_ent *e = uring_mpsc_take(&t->mpsc), *next;
+
+	for (; e; e = next) {
+		next = e->mpsc_next;
+		ctr_inc(&e->q->ctr.remote);
+		run_action(t, e);
+	}
+}
+
+static void ent_gone(struct uring_thread *t, struct uring_ent *e)
+{
+	atomic_store_explicit(&e->state, ENT_GONE, memory_order_relaxed);
+	t->live--;
+}
+
+static void request_arrived(struct uring_thread *t, struct uring_ent *e)
+{
+	const struct fuse_uring_ent_in_out *eio = &e->hdr->ring_ent_in_out;
+	struct fuse_in_header in;
+	uint64_t commit_id = eio->commit_id;
+	uint32_t psz = eio->payload_sz;
+
+	/* Copy before anything can write the reply over it. */
+	memcpy(&in, e->hdr->in_out, sizeof(in));
+	if (!commit_id) {
+		fring_err("uring: qid %u: request %s (unique %llu) with "
+			  "commit_id 0", e->qid, fring_opcode_name(in.opcode),
+			  (unsigned long long)in.unique);
+		ent_gone(t, e);
+		uring_abort_connection(t->u, "commit_id 0 from the kernel");
+		return;
+	}
+	if (psz > e->payload_cap)
+		psz = e->payload_cap; /* the decoder then reports it malformed */
+	e->commit_id = commit_id;
+	atomic_store_explicit(&e->abandoned, 0, memory_order_relaxed);
+	ctr_inc(&e->q->ctr.requests);
+	uring_ent_init_req(e);
+	atomic_store_explicit(&e->state, ENT_USER, memory_order_release);
+	fring_dispatch(t->u->dx, &e->req, &in, e->hdr->op_in,
+		       FUSE_URING_OP_IN_OUT_SZ, e->payload, psz);
+}
+
+static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)
+{
+	if (atomic_load_explicit(&e->state, memory_order_relaxed) != ENT_KERNEL) {
+		fring_err("uring: qid %u: completion for an entry not in the "
+			  "kernel (state %d)", e->qid, atomic_load(&e->state));
+		return;
+	}
+	switch (res) {
+	case 0:
+		request_arrived(t, e);
+		return;
+	case -EAGAIN: /* REGISTER before the INIT reply was processed */
+	case -EINTR:
+		if ((e->last_cmd == FUSE_IO_URING_CMD_REGISTER
+			     ? uring_prep_register(t, e)
+			     : uring_prep_commit(t, e)) != 0)
+			uring_abort_connection(t->u, "SQ exhausted");
+		return;
+	case -ENOTCONN:     /* unmount or abort: the entry is gone */
+	case -ECONNABORTED:
+	case -ECANCELED:    /* ring exit cancelled the command */
+		ent_gone(t, e);
+		return;
+	}
+	ent_gone(t, e);
+	if (e->last_cmd == FUSE_IO_URING_CMD_REGISTER) {
+		/* The kernel has fallen back to /dev/fuse (brief 2.5). */
+		fring_log_ratelimited("uring-register", FRING_LOG_WARN,
+				      "uring: REGISTER of qid %u failed: %s; "
+				      "the kernel serves /dev/fuse instead",
+				      e->qid, strerror(-res));
+		return;
+	}
+	fring_err("uring: COMMIT_AND_FETCH (qid %u, commit_id %llu) failed: "
+		  "%s", e->qid, (unsigned long long)e->commit_id,
+		  strerror(-res));
+	uring_abort_connection(t->u, "a commit was rejected");
+}
+
+static void io_done(struct uring_thread *t, struct uring_ent *e, int res)
+{
+	struct fring_req *r = &e->req;
+	int bad;
+
+	t->io_inflight--;
+	ctr_inc(e->action == ACT_READ ? &e->q->ctr.fixed_reads
+				      : &e->q->ctr.fixed_writes);
+	if (res < 0)
+		ctr_inc(&e->q->ctr.io_errors);
+	if (atomic_load(&e->abandoned)) {
+		write_out_header(e, -EIO, r->unique, 0);
+		atomic_store(&e->state, ENT_COMMITTING);
+		uring_hand_over(e, ACT_COMMIT);
+		return;
+	}
+	if (res < 0) {
+		fring_req_send(r, fring_proto_sanitize_error(res, &bad), NULL, 0);
+	} else if (e->action == ACT_READ) {
+		struct iovec iov = { e->payload, (size_t)res };
+
+		fring_req_send(r, 0, &iov, 1);
+	} else {
+		struct fuse_write_out wo = { .size = (uint32_t)res };
+		struct iovec iov = { &wo, sizeof(wo) };
+
+		fring_req_send(r, 0, &iov, 1);
+	}
+}
+
+void uring_handle_cqe(struct uring_thread *t, const struct io_uring_cqe *cqe)
+{
+	uint64_t ud = cqe->user_data;
+	struct uring_ent *e;
+
+	if (ud == UD_WAKE) {
+		ctr_inc(&t->queues[0].ctr.wakeups);
+		if (!(cqe->flags & IORING_CQE_F_MORE) && uring_prep_wake_poll(t))
+			fring_err("uring: thread %u: cannot re-arm its wake-up "
+				  "poll", t->idx);
+		uring_drain_mpsc(t);
+		return;
+	}
+	if (ud == UD_STOP) {
+		t->stopping = 1;
+		return;
+	}
+	e = (struct uring_ent *)(uintptr_t)(ud & ~(uint64_t)UD_TAG_MASK);
+	if ((ud & UD_TAG_MASK) == UD_TAG_IO)
+		io_done(t, e, cqe->res);
+	else
+		cmd_done(t, e, cqe->res);
+}

@@ -1,0 +1,335 @@
+/*
+ * The transport object: qids, threads, and the set-up hand-shake that makes
+ * the INIT reply safe (brief 2.5). Every qid of every possible CPU gets its
+ * entries, and every thread must report a working ring before the caller
+ * may offer FUSE_OVER_IO_URING; anything less would leave the mount hanging
+ * on 6.18 instead of falling back.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../runtime/log.h"
+#include "uring_internal.h"
+
+#define STOP_WAIT_S 5
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void destroy(struct fring_uring *u)
+{
+	for (uint32_t i = 0; u->threads && i < u->nr_threads; i++)
+		close_fd(&u->threads[i].wake_fd);
+	for (uint32_t q = 0; u->queues && q < u->nr_qids; q++)
+		uring_region_free(&u->queues[q]);
+	close_fd(&u->stop_fd);
+	pthread_cond_destroy(&u->cond);
+	pthread_mutex_destroy(&u->lock);
+	free(u->threads);
+	free(u->queues);
+	free(u->cpus);
+	free(u->mountpoint);
+	free(u);
+}
+
+static int contains(const int *cpus, int n, int cpu)
+{
+	for (int i = 0; i < n; i++)
+		if (cpus[i] == cpu)
+			return 1;
+	return 0;
+}
+
+static void flags_name(unsigned f, char *buf, size_t len)
+{
+	snprintf(buf, len, "SQE128|CQSIZE|SUBMIT_ALL%s%s%s",
+		 f & IORING_SETUP_SINGLE_ISSUER ? "|SINGLE_ISSUER" : "",
+		 f & IORING_SETUP_DEFER_TASKRUN ? "|DEFER_TASKRUN" : "",
+		 f & IORING_SETUP_COOP_TASKRUN ? "|COOP_TASKRUN" : "");
+}
+
+/* Thread t serves a contiguous block of qids: neighbours share a node. */
+static int layout(struct fring_uring *u)
+{
+	int n = (int)u->nr_qids;
+
+	u->queues = calloc(n, sizeof(*u->queues));
+	u->threads = calloc(u->nr_threads, sizeof(*u->threads));
+	if (!u->queues || !u->threads)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < u->nr_threads; i++)
+		u->threads[i].wake_fd = -1;
+	for (int q = 0; q < n; q++) {
+		u->queues[q].qid = (uint16_t)q;
+		/* The kernel's qid is the caller's CPU number. */
+		u->queues[q].cpu = contains(u->cpus, n, q) ? q : u->cpus[0];
+	}
+	for (uint32_t i = 0; i < u->nr_threads; i++) {
+		struct uring_thread *t = &u->threads[i];
+		uint32_t lo = i * u->nr_qids / u->nr_threads;
+		uint32_t hi = (i + 1) * u->nr_qids / u->nr_threads;
+
+		t->u = u;
+		t->idx = i;
+		t->queues = &u->queues[lo];
+		t->nq = hi - lo;
+		t->nents = t->nq * u->depth;
+		uring_mpsc_init(&t->mpsc);
+		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (t->wake_fd < 0)
+			return -errno;
+	}
+	u->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return u->stop_fd < 0 ? -errno : 0;
+}
+
+/* Start every thread (signals blocked: they belong to the main thread)
+ * and wait for all reports. Returns the first failure. */
+static int spawn(struct fring_uring *u, char **err)
+{
+	sigset_t all, old;
+	uint32_t started = 0;
+	int ret = 0;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (uint32_t i = 0; i < u->nr_threads && !ret; i++) {
+		ret = -pthread_create(&u->threads[i].tid, NULL, uring_thread_main,
+				      &u->threads[i]);
+		if (!ret) {
+			u->threads[i].started = 1;
+			started++;
+		} else {
+			*err = fring_strf("ring setup failed: starting queue "
+					  "thread %u: %s", i, strerror(-ret));
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	pthread_mutex_lock(&u->lock);
+	while (u->reported < started)
+		pthread_cond_wait(&u->cond, &u->lock);
+	pthread_mutex_unlock(&u->lock);
+	for (uint32_t i = 0; i < u->nr_threads && !ret; i++) {
+		struct uring_thread *t = &u->threads[i];
+
+		if (t->setup_err) {
+			ret = t->setup_err;
+			*err = fring_strf("ring setup failed: %s (queue thread "
+					  "%u): %s", t->setup_what, i,
+					  strerror(-ret));
+		}
+	}
+	return ret;
+}
+
+/* Release the threads with go (> 0 serve, < 0 tear down). */
+static void release(struct fring_uring *u, int go)
+{
+	pthread_mutex_lock(&u->lock);
+	if (!u->go)
+		u->go = go;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void join_all(struct fring_uring *u)
+{
+	struct timespec dl;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += STOP_WAIT_S;
+	for (uint32_t i = 0; i < u->nr_threads; i++) {
+		struct uring_thread *t = &u->threads[i];
+
+		if (!t->started)
+			continue;
+		if (pthread_timedjoin_np(t->tid, NULL, &dl) != 0) {
+			fring_err("uring: queue thread %u did not stop within "
+				  "%d s; leaving it", i, STOP_WAIT_S);
+			continue;
+		}
+		t->started = 0;
+	}
+}
+
+int fring_uring_setup(const struct fring_uring_params *p,
+		      struct fring_uring **out, char **err)
+{
+	struct fring_uring *u = calloc(1, sizeof(*u));
+	int n, ret;
+
+	*out = NULL;
+	if (!u) {
+		*err = fring_strf("ring setup failed: out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	u->stop_fd = -1;
+	u->dx = p->dx;
+	u->fuse_fd = p->fuse_fd;
+	u->conn_id = p->conn_id;
+	u->ring_pref = p->ring_mode <= FRING_URING_RING_PLAIN ? p->ring_mode : 0;
+	u->mountpoint = p->mountpoint ? strdup(p->mountpoint) : NULL;
+	n = uring_possible_cpu_list(&u->cpus);
+	if (n <= 0 || n > 65535) {
+		ret = n <= 0 ? n : -E2BIG;
+		*err = fring_strf("ring setup failed: reading "
+				  "/sys/devices/system/cpu/possible: %s",
+				  strerror(-ret));
+		destroy(u);
+		return ret;
+	}
+	u->nr_qids = (uint32_t)n;
+	u->nr_threads = p->nr_threads && p->nr_threads < u->nr_qids
+				? p->nr_threads : u->nr_qids;
+	u->depth = p->queue_depth ? p->queue_depth : FRING_URING_DEFAULT_DEPTH;
+	u->payload_sz = fring_uring_max_payload(p->max_write, p->max_pages);
+	/* Keep payloads page multiples: READ_FIXED into them may be O_DIRECT. */
+	u->payload_sz = (u->payload_sz + 4095u) & ~4095u;
+
+	ret = layout(u);
+	if (ret) {
+		*err = fring_strf("ring setup failed: %s", strerror(-ret));
+		destroy(u);
+		return ret;
+	}
+	ret = spawn(u, err);
+	if (ret) {
+		release(u, -1);
+		join_all(u);
+		destroy(u);
+		return ret;
+	}
+	flags_name(u->threads[0].ring_flags, u->ring_mode, sizeof(u->ring_mode));
+	fring_dbg("uring: %u qids on %u threads, %u entries per qid, %u-byte "
+		  "payloads, ring %s", u->nr_qids, u->nr_threads, u->depth,
+		  u->payload_sz, u->ring_mode);
+	*out = u;
+	return 0;
+}
+
+void fring_uring_start(struct fring_uring *u)
+{
+	release(u, 1);
+}
+
+void fring_uring_stop(struct fring_uring *u)
+{
+	static const uint64_t one = 1;
+
+	if (!u || u->stopped)
+		return;
+	u->stopped = 1;
+	release(u, -1); /* never started: tear down instead */
+	if (write(u->stop_fd, &one, sizeof(one)) != sizeof(one))
+		fring_err("uring: signalling stop: %s", strerror(errno));
+	join_all(u);
+}
+
+void fring_uring_free(struct fring_uring *u)
+{
+	if (!u)
+		return;
+	fring_uring_stop(u);
+	for (uint32_t i = 0; i < u->nr_threads; i++)
+		if (u->threads[i].started)
+			return; /* a stuck thread may still use the memory */
+	/* A replier may be between its MPSC push and its eventfd write. */
+	for (int i = 0; atomic_load(&u->handing_over) && i < 1000; i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	if (atomic_load(&u->handing_over)) {
+		fring_err("uring: a replying thread never left the hand-over; "
+			  "leaking the queues");
+		return;
+	}
+	destroy(u);
+}
+
+uint32_t fring_uring_nr_qids(const struct fring_uring *u)
+{
+	return u->nr_qids;
+}
+
+uint32_t fring_uring_nr_threads(const struct fring_uring *u)
+{
+	return u->nr_threads;
+}
+
+uint32_t fring_uring_depth(const struct fring_uring *u)
+{
+	return u->depth;
+}
+
+const char *fring_uring_ring_mode(const struct fring_uring *u)
+{
+	return u->ring_mode;
+}
+
+static void add(struct fring_uring_stats *s, const struct uring_counters *c)
+{
+	s->requests += atomic_load_explicit(&c->requests, memory_order_relaxed);
+	s->commits += atomic_load_explicit(&c->commits, memory_order_relaxed);
+	s->remote += atomic_load_explicit(&c->remote, memory_order_relaxed);
+	s->fixed_reads += atomic_load_explicit(&c->fixed_reads, memory_order_relaxed);
+	s->fixed_writes += atomic_load_explicit(&c->fixed_writes, memory_order_relaxed);
+	s->io_errors += atomic_load_explicit(&c->io_errors, memory_order_relaxed);
+	s->entries += atomic_load_explicit(&c->entries, memory_order_relaxed);
+	s->wakeups += atomic_load_explicit(&c->wakeups, memory_order_relaxed);
+}
+
+int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
+		      struct fring_uring_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!u)
+		return -EINVAL;
+	if (qid != UINT32_MAX) {
+		if (qid >= u->nr_qids)
+			return -EINVAL;
+		add(out, &u->queues[qid].ctr);
+		return 0;
+	}
+	for (uint32_t q = 0; q < u->nr_qids; q++)
+		add(out, &u->queues[q].ctr);
+	return 0;
+}
+
+void fring_uring_log_stats(const struct fring_uring *u, const char *name)
+{
+	struct fring_uring_stats t, q;
+	char per[512];
+	size_t len = 0;
+
+	if (!u || !fring_log_enabled(FRING_LOG_DEBUG))
+		return;
+	per[0] = 0;
+	for (uint32_t i = 0; i < u->nr_qids && len < sizeof(per) - 32; i++) {
+		fring_uring_stats(u, i, &q);
+		len += (size_t)snprintf(per + len, sizeof(per) - len, "%sqid %u: %llu",
+					i ? ", " : "", i,
+					(unsigned long long)q.requests);
+	}
+	fring_uring_stats(u, UINT32_MAX, &t);
+	fring_dbg("%s: uring: %llu requests over the ring (%s), %llu commits, "
+		  "%llu off-thread, %llu fixed reads, %llu fixed writes, %llu "
+		  "I/O errors; %u threads, %u entries per qid, ring %s", name,
+		  (unsigned long long)t.requests, per,
+		  (unsigned long long)t.commits, (unsigned long long)t.remote,
+		  (unsigned long long)t.fixed_reads,
+		  (unsigned long long)t.fixed_writes,
+		  (unsigned long long)t.io_errors, u->nr_threads, u->depth,
+		  u->ring_mode);
+}
