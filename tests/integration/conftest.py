@@ -213,17 +213,21 @@ def mount(spawn, tmpdirs):
     (cleared through fusectl + umount -l otherwise, then reported)."""
     started = []
 
-    def do_mount(plugin, options=(), mount_options=()):
+    def do_mount(plugin, options=(), mount_options=(), transport=None):
         mp = tmpdirs("mnt")
         args = ["mount", plugin, mp]
+        if transport:
+            args += ["-t", transport]
         pairs = options.items() if isinstance(options, dict) else options
         for key, value in pairs:
             args += ["-o", "%s=%s" % (key, value)]
         for opt in mount_options:
             args += ["-O", opt]
         f = spawn(args, [mp])
-        f.wait_ready(1)
+        ready = f.wait_ready(1)
         started.append((f, mp))
+        if transport and transport != "auto":
+            assert ready[0].endswith("transport %s)" % transport), ready
         return MountPath(mp, serving_pid(f.proc.pid))
 
     yield do_mount
@@ -239,17 +243,20 @@ def mount(spawn, tmpdirs):
     assert not problems, "\n".join(problems)
 
 
-@pytest.fixture(params=["memfs", "passthrough"])
+@pytest.fixture(params=["memfs-devfuse", "memfs-uring",
+                        "passthrough-devfuse", "passthrough-uring"])
 def fs(request, mount, tmpdirs):
-    """A mounted filesystem of each shipped kind; passthrough mirrors a
+    """A mounted filesystem of each shipped kind over each transport (the
+    ready line must name the transport asked for); passthrough mirrors a
     fresh source directory, exposed as fs.source (None for memfs)."""
+    plugin, transport = request.param.split("-")
     source = None
-    if request.param == "passthrough":
+    if plugin == "passthrough":
         source = tmpdirs("src")
-        mp = mount("passthrough", {"source": source})
+        mp = mount("passthrough", {"source": source}, transport=transport)
     else:
-        mp = mount("memfs")
-    return Mounted(request.param, mp, source)
+        mp = mount("memfs", transport=transport)
+    return Mounted(plugin, mp, source)
 
 
 class MountPath(str):
