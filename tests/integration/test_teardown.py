@@ -1,0 +1,132 @@
+"""Transport fallback when the kernel has FUSE io_uring switched off, and
+clean endings: a client killed with requests in flight, unmount with
+fusermount3 -u, SIGTERM under load (over whichever transport auto picks)."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import FRING, fring_env, is_mounted, serving_pid
+
+ENABLE_URING = "/sys/module/fuse/parameters/enable_uring"
+
+
+@pytest.fixture
+def uring_disabled():
+    """enable_uring = N for the test, restored whatever happens."""
+    try:
+        with open(ENABLE_URING) as f:
+            old = f.read().strip()
+    except OSError:
+        pytest.skip("this kernel has no FUSE io_uring switch")
+    with open(ENABLE_URING, "w") as f:
+        f.write("N")
+    try:
+        yield
+    finally:
+        with open(ENABLE_URING, "w") as f:
+            f.write(old)
+
+
+def test_enable_uring_n_auto_falls_back_with_the_reason(uring_disabled, tmpdirs):
+    mp = tmpdirs("mnt")
+    proc = subprocess.Popen([FRING, "mount", "memfs", mp], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=fring_env(), text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line == "fring: %s ready (plugin memfs, transport devfuse)\n" % mp, \
+            (line, proc.stderr.read() if proc.poll() is not None else "")
+        with open(os.path.join(mp, "f"), "w") as f:
+            f.write("served over /dev/fuse")
+        with open(os.path.join(mp, "f")) as f:
+            assert f.read() == "served over /dev/fuse"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    reasons = [l for l in err.splitlines() if "io_uring not used" in l]
+    assert len(reasons) == 1, err
+    assert "enable_uring is N" in reasons[0], reasons
+
+
+def test_enable_uring_n_uring_mode_refuses_to_start(uring_disabled, tmpdirs):
+    mp = tmpdirs("mnt")
+    res = subprocess.run([FRING, "mount", "memfs", mp, "-t", "uring"],
+                         capture_output=True, text=True, timeout=30, env=fring_env())
+    assert res.returncode == 1
+    assert "ready" not in res.stdout
+    assert "enable_uring is N" in res.stderr, res.stderr
+    assert not is_mounted(mp)
+
+
+def test_killed_client_with_requests_in_flight(mount, tmpdirs):
+    src = tmpdirs("src")
+    mp = mount("passthrough", {"source": src})
+    with open(os.path.join(src, "big"), "wb") as f:
+        f.truncate(256 << 20)
+    # Readers and writers with O_DIRECT keep requests in flight; kill them.
+    script = ("import os,sys\n"
+              "fd=os.open(sys.argv[1],os.O_RDWR|os.O_DIRECT)\n"
+              "import mmap\nb=mmap.mmap(-1,1<<20)\n"
+              "while True:\n"
+              " for off in range(0,256<<20,1<<20):\n"
+              "  os.preadv(fd,[b],off); os.pwritev(fd,[b],off)\n")
+    clients = [subprocess.Popen(["python3", "-c", script, os.path.join(mp, "big")])
+               for _ in range(4)]
+    time.sleep(1.0)
+    for c in clients:
+        assert c.poll() is None, "client ended early"
+        c.kill()
+    for c in clients:
+        c.wait(10)
+    # The mount still serves, with nothing stuck.
+    with open(os.path.join(mp, "after"), "w") as f:
+        f.write("ok")
+    with open(os.path.join(src, "after")) as f:
+        assert f.read() == "ok"
+    # teardown of the `mount` fixture asserts SIGTERM -> exit 0, unmounted
+
+
+def test_fusermount_unmount_ends_fring_cleanly(spawn, tmpdirs):
+    mp = tmpdirs("mnt")
+    f = spawn(["mount", "memfs", mp], [mp])
+    f.wait_ready(1)
+    server = serving_pid(f.proc.pid)
+    with open(os.path.join(mp, "x"), "w") as fh:
+        fh.write("x")
+    subprocess.run(["fusermount3", "-u", mp], check=True, timeout=30)
+    assert f.proc.wait(15) == 0, f.log()
+    assert not is_mounted(mp)
+    assert not os.path.exists("/proc/%d/fd" % server) or \
+        open("/proc/%d/stat" % server).read().split(") ")[-1][0] == "Z"
+
+
+def test_sigterm_under_load_exits_promptly(spawn, tmpdirs):
+    src = tmpdirs("src")
+    mp = tmpdirs("mnt")
+    f = spawn(["mount", "passthrough", mp, "-o", "source=%s" % src], [mp])
+    f.wait_ready(1)
+    script = ("import os,sys\nb=os.urandom(1<<20)\ni=0\n"
+              "while True:\n"
+              " p=os.path.join(sys.argv[1],'f%d'%(i%8)); i+=1\n"
+              " with open(p,'wb') as fh:\n"
+              "  for _ in range(8): fh.write(b)\n")
+    clients = [subprocess.Popen(["python3", "-c", script, mp],
+                                stderr=subprocess.DEVNULL) for _ in range(3)]
+    try:
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        rc = f.stop(signal.SIGTERM, timeout=10)
+        elapsed = time.monotonic() - t0
+    finally:
+        for c in clients:
+            c.kill()
+            c.wait(10)
+    assert rc == 0, f.log()
+    assert not is_mounted(mp)
+    assert elapsed < 2.0, "SIGTERM under load took %.2fs" % elapsed
