@@ -26,6 +26,9 @@ int cli_usage_error(const char *what);
 /* Block SIGINT/SIGTERM in this thread (and so in every thread created
  * after), before the runtime starts any. */
 void cli_block_signals(void);
+/* Before `run`/`mount` load anything: block signals, fork the serving
+ * process (cli_supervise). 0 in the serving process, else the exit code. */
+int cli_prepare_serving(void);
 /* Mount everything in rt, print the ready lines, serve until SIGINT/SIGTERM
  * or until every mount is gone. Returns the exit code. */
 int cli_serve(fring_runtime *rt);

@@ -118,7 +118,9 @@ int cmd_mount(int argc, char **argv)
 	spec.nr_options = opts.n;
 	spec.mount_options = mopts.v;
 	spec.nr_mount_options = mopts.n;
-	cli_block_signals();
+	rc = cli_prepare_serving();
+	if (rc)
+		goto out;
 	rt = fring_runtime_new(&err);
 	if (!rt)
 		rc = cli_fail(err);

@@ -12,7 +12,9 @@ int cmd_run(int argc, char **argv)
 
 	if (argc != 2)
 		return cli_usage_error("run expects exactly one CONFIG file");
-	cli_block_signals();
+	rc = cli_prepare_serving();
+	if (rc)
+		return rc;
 	rt = fring_runtime_new(&err);
 	if (!rt)
 		return cli_fail(err);

@@ -59,16 +59,27 @@ static void print_ready(void *ud, const char *mountpoint, const char *plugin,
 	fflush(stdout);
 }
 
+int cli_prepare_serving(void)
+{
+	int rc;
+
+	cli_block_signals();
+	/* Fork before any plugin is loaded or created: a plugin's threads
+	 * (started in create/config) would not exist in the child, and in
+	 * the supervisor they would take the SIGCHLD it waits for. */
+	rc = cli_supervise();
+	if (rc < 0)
+		return cli_fail(fring_strf("cannot start the serving process: %s",
+					   strerror(-rc)));
+	return 0;
+}
+
 int cli_serve(fring_runtime *rt)
 {
 	pthread_t t;
 	char *err = NULL;
 	int rc, have_thread;
 
-	rc = cli_supervise();
-	if (rc < 0)
-		return cli_fail(fring_strf("cannot start the serving process: %s",
-					   strerror(-rc)));
 	fring_runtime_on_ready(rt, print_ready, NULL);
 	have_thread = pthread_create(&t, NULL, signal_thread, rt) == 0;
 	if (!have_thread)

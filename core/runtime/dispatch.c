@@ -26,11 +26,18 @@ int fring_dispatch_init(struct fring_dispatch *dx,
 	pthread_mutex_init(&dx->serial, NULL);
 	fring_inflight_init(&dx->inflight);
 	atomic_init(&dx->outstanding, 0);
+	fring_expiry_init(&dx->expiry);
 	return 0;
+}
+
+void fring_dispatch_quiesce(struct fring_dispatch *dx)
+{
+	fring_expiry_stop(&dx->expiry);
 }
 
 void fring_dispatch_destroy(struct fring_dispatch *dx)
 {
+	fring_expiry_destroy(&dx->expiry);
 	fring_inflight_destroy(&dx->inflight);
 	pthread_mutex_destroy(&dx->serial);
 	free(dx->mount.name);
@@ -95,6 +102,7 @@ static void do_interrupt(struct fring_dispatch *dx, struct fring_req *r)
 	 * the kernel through the fd that read the target, which need not be
 	 * ours. A missed target was answered already or is remembered. */
 	fring_inflight_interrupt(&dx->inflight, r->d.a.interrupt.unique);
+	fring_expiry_arm(dx, r->d.a.interrupt.unique);
 	fring_req_drop(r);
 }
 

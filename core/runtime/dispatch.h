@@ -17,6 +17,7 @@
 #include <fring/plugin.h>
 
 #include "../proto/proto.h"
+#include "expiry.h"
 #include "request.h"
 
 /* The host side of a mount as plugins see it (opaque fring_mount). */
@@ -49,6 +50,7 @@ struct fring_dispatch {
 	struct fring_stats stats;
 	struct fring_inflight inflight;
 	atomic_long outstanding; /* tracked requests not yet answered */
+	struct fring_expiry expiry; /* interrupt deadlines */
 };
 
 /* desc/ops are the loader's host copies; name is copied. */
@@ -56,6 +58,9 @@ int fring_dispatch_init(struct fring_dispatch *dx,
 			const struct fring_plugin *desc,
 			const struct fring_fs_ops *ops, const char *name);
 void fring_dispatch_destroy(struct fring_dispatch *dx);
+/* No more interrupt deadlines: call once the transport stopped, before
+ * the plugin's destroy and the abandoning of unanswered requests. */
+void fring_dispatch_quiesce(struct fring_dispatch *dx);
 
 /* Handle one request already read into transport memory: `in` is the
  * header, arg/arglen and payload/paylen as for fring_decode. The request

@@ -205,11 +205,26 @@ static void req_finish(struct fring_req *r)
 
 int fring_req_claim(struct fring_req *r)
 {
-	int expected = FRING_REQ_PENDING;
+	int s = FRING_REQ_PENDING;
 
-	if (atomic_compare_exchange_strong(&r->state, &expected,
-					   FRING_REQ_REPLIED))
+	if (atomic_compare_exchange_strong(&r->state, &s, FRING_REQ_REPLIED))
 		return 0;
+	/* s is what was found; a failed CAS reloads it. */
+	while (s == FRING_REQ_EXPIRING || s == FRING_REQ_EXPIRED) {
+		if (s == FRING_REQ_EXPIRING &&
+		    atomic_compare_exchange_strong(&r->state, &s, FRING_REQ_LATE))
+			return -EALREADY; /* the expiring thread finishes r */
+		if (s == FRING_REQ_EXPIRED &&
+		    atomic_compare_exchange_strong(&r->state, &s,
+						   FRING_REQ_REPLIED)) {
+			fring_dbg("%s: late reply to %s (unique %llu) after its "
+				  "interrupt deadline: dropped",
+				  r->dx->mount.name, fring_opcode_name(r->opcode),
+				  (unsigned long long)r->unique);
+			req_finish(r);
+			return -EALREADY;
+		}
+	}
 	fring_log_ratelimited("double-reply", FRING_LOG_WARN,
 			      "%s: plugin replied twice to %s (unique %llu); "
 			      "second reply ignored",
@@ -218,8 +233,9 @@ int fring_req_claim(struct fring_req *r)
 	return -EALREADY;
 }
 
-int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
-		   int nbody)
+/* Hand the reply to the transport, without finishing r. */
+static int send_reply(struct fring_req *r, int32_t error,
+		      const struct iovec *body, int nbody)
 {
 	struct fring_dispatch *dx = r->dx;
 	struct iovec iov[4];
@@ -249,8 +265,68 @@ int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
 	if (ret < 0 && ret != -ENOENT)
 		atomic_fetch_add_explicit(&dx->stats.send_failures, 1,
 					  memory_order_relaxed);
+	return ret;
+}
+
+int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
+		   int nbody)
+{
+	int ret = send_reply(r, error, body, nbody);
+
 	req_finish(r);
 	return ret;
+}
+
+/* Find `unique` and move it PENDING -> EXPIRING, under the bucket lock so
+ * r cannot be finished meanwhile. Returns r; or NULL with *ring set if it
+ * is unanswered but cannot be answered for the plugin (fd < 0). */
+static struct fring_req *expire_claim(struct fring_inflight *t,
+				      uint64_t unique, int *ring)
+{
+	unsigned i = bucket_of(unique);
+	struct fring_req *r;
+	int s = FRING_REQ_PENDING;
+
+	*ring = 0;
+	pthread_mutex_lock(&t->b[i].lock);
+	for (r = t->b[i].head; r && r->unique != unique; r = r->hnext)
+		;
+	if (r && r->fd < 0) {
+		*ring = atomic_load(&r->state) == FRING_REQ_PENDING;
+		r = NULL;
+	} else if (r && !atomic_compare_exchange_strong(&r->state, &s,
+							FRING_REQ_EXPIRING)) {
+		r = NULL;
+	}
+	pthread_mutex_unlock(&t->b[i].lock);
+	return r;
+}
+
+void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
+		      unsigned waited_ms)
+{
+	int ring, s = FRING_REQ_EXPIRING;
+	struct fring_req *r = expire_claim(&dx->inflight, unique, &ring);
+
+	if (!r) {
+		if (ring)
+			fring_log_ratelimited("expire-uring", FRING_LOG_WARN,
+					      "%s: plugin did not answer the "
+					      "interrupted request %llu within %u ms; "
+					      "io_uring requests can only be "
+					      "answered by the plugin: the caller "
+					      "waits", dx->mount.name,
+					      (unsigned long long)unique, waited_ms);
+		return;
+	}
+	fring_log_ratelimited("expire", FRING_LOG_WARN,
+			      "%s: plugin did not answer the interrupted %s "
+			      "(unique %llu) within %u ms; answered EINTR for it",
+			      dx->mount.name, fring_opcode_name(r->opcode),
+			      (unsigned long long)unique, waited_ms);
+	send_reply(r, -EINTR, NULL, 0);
+	if (!atomic_compare_exchange_strong(&r->state, &s, FRING_REQ_EXPIRED))
+		req_finish(r); /* LATE: the plugin replied meanwhile */
 }
 
 int fring_req_reply_error(struct fring_req *r, int32_t neg_errno)

@@ -41,8 +41,14 @@ typedef int (*fring_read_fd_fn)(struct fring_req *r, int fd, uint64_t off,
 				uint32_t len);
 typedef int (*fring_write_fd_fn)(struct fring_req *r, int fd, uint64_t off);
 
+/* Reply states. EXPIRING/EXPIRED/LATE: the runtime answered an interrupted
+ * request for the plugin at its deadline (expiry.h) and keeps it alive
+ * until the plugin's own reply (dropped) or the session's end. */
 #define FRING_REQ_PENDING 0
 #define FRING_REQ_REPLIED 1
+#define FRING_REQ_EXPIRING 2 /* the runtime is sending EINTR */
+#define FRING_REQ_EXPIRED 3  /* EINTR sent; the plugin still holds it */
+#define FRING_REQ_LATE 4     /* the plugin replied while EXPIRING */
 
 struct fring_req {
 	struct fring_dispatch *dx;
@@ -51,7 +57,10 @@ struct fring_req {
 	fring_read_fd_fn read_fd;   /* optional, see above */
 	fring_write_fd_fn write_fd; /* optional */
 	void *tdata;     /* transport's own data */
-	int fd;          /* transport's fd for replies (devfuse), else -1 */
+	/* Transport's fd for replies (devfuse), else -1. fd >= 0 also means a
+	 * reply does not give the request's memory back to the kernel, so
+	 * the runtime may answer for the plugin (interrupt deadline). */
+	int fd;
 	uint32_t queue;  /* worker / queue index, for req_ctx */
 
 	uint64_t unique;
@@ -112,8 +121,15 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
  * by dispatch before the plugin sees it. */
 void fring_req_track(struct fring_req *r);
 
-/* Claim the single reply. 0, or -EALREADY (logged) if already answered. */
+/* Claim the single reply. 0, or -EALREADY (logged) if already answered.
+ * A late reply to a request the runtime answered at its interrupt deadline
+ * also gets -EALREADY, and finishes the request. */
 int fring_req_claim(struct fring_req *r);
+
+/* The interrupt deadline of request `unique` passed (expiry.h): if it is
+ * still unanswered, answer EINTR for the plugin (where fd >= 0) and log. */
+void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
+		      unsigned waited_ms);
 
 /* Send a claimed request's reply: error (0 or -errno, already sane) and
  * body parts (ignored when error != 0), then finish it. Returns the

@@ -24,9 +24,16 @@
 #include "init.h"
 #include "log.h"
 
-#define STOP_JOIN_MS 4500  /* then abort the connection via fusectl */
-#define STOP_ABORT_MS 500  /* then cancel / abandon workers */
-#define STOP_DRAIN_MS 2000 /* plugin replies still in flight after the join */
+/* Stop must end within 2 s (SIGTERM contract). After the (lazy) unmount
+ * the workers end at once unless files are still open on the detached
+ * mount; then the connection lives as long as they do, so waiting longer
+ * gains nothing: abort it. An abort fails only requests whose reply was
+ * not yet sent, so nothing the plugin acknowledged is lost (with a
+ * writeback cache, data the kernel acknowledged but never sent is: only
+ * fsync'd data is safe there). */
+#define STOP_JOIN_MS 300  /* then abort the connection via fusectl */
+#define STOP_ABORT_MS 400 /* then cancel / abandon workers */
+#define STOP_DRAIN_MS 300 /* plugin replies still in flight after the join */
 
 struct fring_session {
 	char *mountpoint, *fsname, *subtype, *config_file;
@@ -395,6 +402,7 @@ void fring_session_stop(struct fring_session *s)
 		log_stats(s);
 		fring_uring_log_stats(s->uo.u, s->mountpoint);
 	}
+	fring_dispatch_quiesce(&s->dx);
 	if (s->stuck) {
 		/* A worker may still be inside the plugin: no destroy. */
 		fring_warn("%s: plugin destroy skipped (%u worker(s) stuck)",

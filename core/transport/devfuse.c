@@ -82,6 +82,36 @@ static struct dbuf *buf_get(struct fring_devfuse *t)
 	return b;
 }
 
+/* One buffer per worker, allocated and touched now: running out of memory
+ * fails the mount at start, never a request later. Buffers beyond these
+ * (requests the plugin holds) are allocated on demand, before a read. */
+static int pool_fill(struct fring_devfuse *t)
+{
+	for (unsigned i = 0; i < t->n; i++) {
+		struct dbuf *b;
+
+		if (posix_memalign((void **)&b, 64, sizeof(*b) + t->p.bufsize))
+			return -ENOMEM;
+		memset(b, 0, sizeof(*b) + t->p.bufsize);
+		b->t = t;
+		b->next = t->pool;
+		t->pool = b;
+		t->pool_n++;
+	}
+	return 0;
+}
+
+static void pool_empty(struct fring_devfuse *t)
+{
+	while (t->pool) {
+		struct dbuf *b = t->pool;
+
+		t->pool = b->next;
+		free(b);
+	}
+	t->pool_n = 0;
+}
+
 static void buf_put(struct fring_devfuse *t, struct dbuf *b)
 {
 	pthread_mutex_lock(&t->pool_lock);
@@ -242,6 +272,12 @@ int fring_devfuse_start(struct fring_dispatch *dx,
 		goto oom;
 	for (unsigned i = 0; i < t->n; i++)
 		t->w[i].fd = -1;
+	if (pool_fill(t)) {
+		ret = -ENOMEM;
+		*err = fring_strf("out of memory for the request buffers (%u x "
+				  "%zu KiB)", t->n, t->p.bufsize / 1024);
+		goto fail;
+	}
 	for (unsigned i = 0; i < t->n; i++) {
 		int cloned;
 
@@ -292,6 +328,7 @@ fail:
 		for (unsigned i = 0; t->w && i < t->n; i++)
 			if (t->w[i].fd >= 0)
 				close(t->w[i].fd);
+		pool_empty(t);
 		free(t->w);
 		pthread_mutex_destroy(&t->pool_lock);
 		free(t);
@@ -373,12 +410,7 @@ void fring_devfuse_free(struct fring_devfuse *t)
 	for (unsigned i = 0; i < t->n; i++)
 		if (t->w[i].fd >= 0)
 			close(t->w[i].fd);
-	while (t->pool) {
-		struct dbuf *b = t->pool;
-
-		t->pool = b->next;
-		free(b);
-	}
+	pool_empty(t);
 	free(t->w);
 	pthread_mutex_destroy(&t->pool_lock);
 	free(t);

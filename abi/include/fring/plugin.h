@@ -485,7 +485,11 @@ struct fring_host_api {
 	int32_t (*req_ctx)(fring_req *r, struct fring_req_ctx *out);
 	fring_mount *(*req_mount)(fring_req *r);
 	/* 1 if the kernel sent an INTERRUPT for this request (the caller got a
-	 * signal); the plugin may then finish early with reply_err(-EINTR). */
+	 * signal); the plugin may then finish early with reply_err(-EINTR).
+	 * Over /dev/fuse, a request still unanswered 1 s after its INTERRUPT
+	 * is answered EINTR by the host, so the caller is not held; the
+	 * handle and args stay valid and the plugin's later reply returns
+	 * -EALREADY. Over io_uring the caller waits for the plugin. */
 	int32_t (*req_interrupted)(fring_req *r);
 
 	/* Replies. Exactly one per request. All return 0 or a negative errno
