@@ -429,8 +429,12 @@ struct fring_conn {
 	uint32_t time_gran;     /* ns; plugin may raise it */
 	uint64_t capable;
 	uint64_t want;
-	uint32_t transport; /* FRING_TRANSPORT_* */
-	uint32_t nr_queues;
+	/* FRING_TRANSPORT_* the host intends to use. The rings are set up
+	 * after init (their buffers depend on max_write), so in mode auto a
+	 * ring setup failure can still put the mount on /dev/fuse; plugins
+	 * must not depend on this value for correctness. */
+	uint32_t transport;
+	uint32_t nr_queues; /* queues (uring) or worker threads (devfuse) */
 };
 #define FRING_TRANSPORT_DEVFUSE 0
 #define FRING_TRANSPORT_URING 1
