@@ -32,8 +32,7 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 		fring_host->reply_err(r, err);
 		return;
 	}
-	memset(&o, 0, sizeof(o));
-	o.fh = (uint64_t)fd;
+	pt_open_out(fs, a->flags, fd, &o);
 	if (fring_host->reply_open(r, &o) < 0)
 		close(fd);
 }

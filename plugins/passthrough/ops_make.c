@@ -95,6 +95,23 @@ int pt_open_flags(struct pt_fs *fs, uint32_t flags)
 	return (int)flags | O_CLOEXEC;
 }
 
+void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
+		 struct fring_open_out *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->fh = (uint64_t)fd;
+	/* O_DIRECT callers bypass the page cache here too, and their writes
+	 * to one file may run in parallel (no per-inode serialisation in the
+	 * kernel): the backing file orders them. */
+	if (flags & O_DIRECT)
+		o->open_flags |= FRING_FOPEN_DIRECT_IO |
+				 FRING_FOPEN_PARALLEL_DIRECT_WRITES;
+	else if (fs->keep_cache)
+		/* The kernel still drops the cache when it sees the size or
+		 * mtime change (AUTO_INVAL_DATA). */
+		o->open_flags |= FRING_FOPEN_KEEP_CACHE;
+}
+
 void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 {
 	struct pt_fs *fs = inst;
@@ -125,8 +142,7 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 		fring_host->reply_err(r, err);
 		return;
 	}
-	memset(&o, 0, sizeof(o));
-	o.fh = (uint64_t)fd;
+	pt_open_out(fs, a->flags, fd, &o);
 	if (fring_host->reply_create(r, &e, &o) < 0) {
 		close(fd);
 		pt_forget_one(fs, e.ino, 1);

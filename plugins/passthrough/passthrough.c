@@ -22,6 +22,7 @@ static int pt_create_inst(fring_mount *m, void **inst)
 	fs->attr_timeout_ns = 1000000000ull;
 	fs->fd_cache_max = PT_DEFAULT_FD_CACHE;
 	fs->xattr = true;
+	fs->keep_cache = true;
 	fs->handles = true;
 	fs->root_fd = -1;
 	pthread_mutex_init(&fs->lock, NULL);
@@ -78,6 +79,8 @@ static int pt_config(void *inst, const char *key, const char *value)
 		return parse_flag(fs, key, value, &fs->writeback);
 	if (!strcmp(key, "xattr"))
 		return parse_flag(fs, key, value, &fs->xattr);
+	if (!strcmp(key, "keep_cache"))
+		return parse_flag(fs, key, value, &fs->keep_cache);
 	if (!strcmp(key, "handles"))
 		return parse_flag(fs, key, value, &fs->handles);
 	if (!strcmp(key, "fd_cache")) {
@@ -239,6 +242,7 @@ static struct fring_plugin pt_plugin = {
 		"attr_timeout: seconds: kernel attribute cache lifetime (1.0)\n"
 		"fd_cache: count: cached O_PATH descriptors (1024)\n"
 		"writeback: bool: use the kernel write-back cache (false)\n"
+		"keep_cache: bool: keep a file's page cache across opens (true)\n"
 		"xattr: bool: serve extended attributes (true)\n"
 		"handles: bool: track inodes by file handle, else by path (true)\n",
 	.create = pt_create_inst,

@@ -54,6 +54,7 @@ struct pt_fs {
 	uint64_t attr_timeout_ns;
 	uint32_t fd_cache_max;
 	bool writeback;
+	bool keep_cache;
 	bool xattr;
 	bool handles; /* option; cleared if the file system lacks support */
 
@@ -132,6 +133,9 @@ void pt_creds_leave(struct pt_creds *c);
 
 /* ops_make.c: open(2) flags for the kernel's open/create flags. */
 int pt_open_flags(struct pt_fs *fs, uint32_t flags);
+/* The OPEN/CREATE reply for backing descriptor fd opened with flags. */
+void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
+		 struct fring_open_out *o);
 
 /* Shared op tables entries, one file per group. */
 extern const struct fring_fs_ops pt_ops;
