@@ -101,6 +101,8 @@ struct fring_uring_stats {
 	uint64_t remote;        /* replies/I/O handed over by other threads */
 	uint64_t fixed_reads;   /* READ_FIXED completed */
 	uint64_t fixed_writes;  /* WRITE_FIXED completed */
+	uint64_t inline_reads;  /* done at once with RWF_NOWAIT on the owner */
+	uint64_t inline_writes;
 	uint64_t io_errors;     /* backing I/O that failed */
 	uint64_t entries;       /* ring entries registered with the kernel */
 	uint64_t wakeups;       /* eventfd wake-ups of the queue thread */

@@ -69,7 +69,7 @@ struct uring_ent {
 /* Single writer (the owner thread), any reader: relaxed load + store. */
 struct uring_counters {
 	_Atomic uint64_t requests, commits, remote, fixed_reads, fixed_writes,
-		io_errors, entries, wakeups;
+		inline_reads, inline_writes, io_errors, entries, wakeups;
 };
 
 /* One qid: its CPU, its NUMA-local region and its entries. */

@@ -81,7 +81,9 @@ static int ent_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
 
 		/* Bodies built in place (READ_FIXED data, READDIR in the
 		 * scratch area) may overlap the payload buffer. */
-		if (src >= e->payload && src < e->payload + e->payload_cap)
+		if (src == e->payload + pos)
+			; /* already in place (READ data read straight into it) */
+		else if (src >= e->payload && src < e->payload + e->payload_cap)
 			memmove(e->payload + pos, src, iov[i].iov_len);
 		else
 			memcpy(e->payload + pos, src, iov[i].iov_len);

@@ -285,6 +285,8 @@ static void add(struct fring_uring_stats *s, const struct uring_counters *c)
 	s->remote += atomic_load_explicit(&c->remote, memory_order_relaxed);
 	s->fixed_reads += atomic_load_explicit(&c->fixed_reads, memory_order_relaxed);
 	s->fixed_writes += atomic_load_explicit(&c->fixed_writes, memory_order_relaxed);
+	s->inline_reads += atomic_load_explicit(&c->inline_reads, memory_order_relaxed);
+	s->inline_writes += atomic_load_explicit(&c->inline_writes, memory_order_relaxed);
 	s->io_errors += atomic_load_explicit(&c->io_errors, memory_order_relaxed);
 	s->entries += atomic_load_explicit(&c->entries, memory_order_relaxed);
 	s->wakeups += atomic_load_explicit(&c->wakeups, memory_order_relaxed);
@@ -325,11 +327,13 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 	fring_uring_stats(u, UINT32_MAX, &t);
 	fring_dbg("%s: uring: %llu requests over the ring (%s), %llu commits, "
 		  "%llu off-thread, %llu fixed reads, %llu fixed writes, %llu "
-		  "I/O errors; %u threads, %u entries per qid, ring %s", name,
+		  "I/O errors; %u threads, %u entries per qid, ring %s; %llu "
+		  "inline reads, %llu inline writes", name,
 		  (unsigned long long)t.requests, per,
 		  (unsigned long long)t.commits, (unsigned long long)t.remote,
 		  (unsigned long long)t.fixed_reads,
 		  (unsigned long long)t.fixed_writes,
 		  (unsigned long long)t.io_errors, u->nr_threads, u->depth,
-		  u->ring_mode);
+		  u->ring_mode, (unsigned long long)t.inline_reads,
+		  (unsigned long long)t.inline_writes);
 }
