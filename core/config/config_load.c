@@ -192,6 +192,9 @@ out:
 	return 0;
 }
 
+/* A configuration is small; anything bigger is not one (/dev/zero...). */
+#define CONFIG_MAX_BYTES (4u << 20)
+
 static int read_all(int fd, char **buf, size_t *len)
 {
 	size_t cap = 4096, n = 0;
@@ -202,6 +205,10 @@ static int read_all(int fd, char **buf, size_t *len)
 		return -ENOMEM;
 	for (;;) {
 		if (n == cap) {
+			if (cap >= CONFIG_MAX_BYTES) {
+				free(b);
+				return -EFBIG;
+			}
 			if (!(nb = realloc(b, cap * 2))) {
 				free(b);
 				return -ENOMEM;
@@ -242,6 +249,12 @@ int fring_config_load(const char *path, struct fring_config **out, char **err)
 	}
 	rc = read_all(fd, &text, &len);
 	close(fd);
+	if (rc == -EFBIG) {
+		if (err && asprintf(err, "%s: not a configuration file (more than "
+				    "%u MiB)", path, CONFIG_MAX_BYTES >> 20) < 0)
+			*err = NULL;
+		return -EINVAL;
+	}
 	if (rc) {
 		if (err && asprintf(err, "%s: cannot read: %s", path, strerror(-rc)) < 0)
 			*err = NULL;

@@ -132,6 +132,15 @@ void fring_mount_unmount(struct fring_mount_handle *h)
 	pthread_mutex_unlock(&h->lock);
 }
 
+void fring_mount_disown(struct fring_mount_handle *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->mounted = 0;
+	pthread_mutex_unlock(&h->lock);
+}
+
 void fring_mount_close(struct fring_mount_handle *h)
 {
 	if (!h)

@@ -26,5 +26,8 @@ void fring_mount_unmount(struct fring_mount_handle *h);
 
 /* Unmount if still mounted, and free the handle. */
 void fring_mount_close(struct fring_mount_handle *h);
+/* Never unmount by path from now on (another mount covers ours: umount
+ * would take that one); the fd still closes at fring_mount_close. */
+void fring_mount_disown(struct fring_mount_handle *h);
 
 #endif /* FRING_MOUNT_H */

@@ -418,9 +418,10 @@ static int stop_requested(fring_runtime *rt)
 	return poll(&pfd, 1, 0) > 0;
 }
 
+/* Last mounted first: a later mount may sit inside an earlier one. */
 static void stop_all(fring_runtime *rt)
 {
-	for (size_t i = 0; i < rt->n; i++) {
+	for (size_t i = rt->n; i-- > 0;) {
 		if (rt->m[i].mounted && !rt->m[i].ended) {
 			fring_session_stop(rt->m[i].s);
 			rt->m[i].ended = 1;
@@ -507,7 +508,19 @@ static int serve(fring_runtime *rt, char **err)
 
 			if (!pfd[k].revents)
 				continue;
-			fring_info("%s was unmounted", m->mountpoint);
+			if (fring_session_still_mounted(m->s) && rc == 0) {
+				/* Ended but still mounted: aborted (fusectl,
+				 * request timeout), not unmounted. */
+				set_err(err, fring_strf(
+					"%s: the FUSE connection was aborted (fusectl "
+					"abort or request timeout); clear the dead "
+					"mount with: fusermount3 -u %s  (or as root: "
+					"umount -l %s)", m->mountpoint,
+					m->mountpoint, m->mountpoint));
+				rc = -ECONNABORTED;
+			} else {
+				fring_info("%s was unmounted", m->mountpoint);
+			}
 			fring_session_stop(m->s);
 			m->ended = 1;
 		}

@@ -341,6 +341,28 @@ static void abort_connection(struct fring_session *s)
 			   "connection %u", s->mountpoint, s->conn_id);
 }
 
+int fring_session_still_mounted(const struct fring_session *s)
+{
+	return s->conn_id && fring_fusectl_id(s->mountpoint) == s->conn_id;
+}
+
+/* umount2 works by path and takes whatever mount is on top: only unmount
+ * when that is still ours. Otherwise (a mount stacked over ours, or ours
+ * already gone) abort our connection instead, if it still exists. */
+static void unmount_own(struct fring_session *s)
+{
+	if (!s->conn_id || fring_session_still_mounted(s)) {
+		fring_mount_unmount(s->mh);
+		return;
+	}
+	fring_mount_disown(s->mh);
+	if (fring_fusectl_abort(s->conn_id) == 0)
+		fring_warn("%s: another mount now covers ours; aborted our "
+			   "connection instead of unmounting by path (clear it "
+			   "later with: umount -l %s)", s->mountpoint,
+			   s->mountpoint);
+}
+
 /* Give replies the plugin still owes a bounded time to arrive. */
 static long drain(struct fring_session *s)
 {
@@ -387,7 +409,7 @@ void fring_session_stop(struct fring_session *s)
 	pthread_mutex_unlock(&s->lock);
 
 	if (s->mounted) {
-		fring_mount_unmount(s->mh);
+		unmount_own(s);
 		if (fring_devfuse_join(s->df, STOP_JOIN_MS)) {
 			abort_connection(s);
 			if (fring_devfuse_join(s->df, STOP_ABORT_MS))

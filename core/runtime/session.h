@@ -45,6 +45,10 @@ const char *fring_session_mountpoint(const struct fring_session *s);
  * from outside, connection aborted). */
 int fring_session_done_fd(const struct fring_session *s);
 
+/* 1 if the mount on the mountpoint is still this session's connection
+ * (after the session ended on its own: it was aborted, not unmounted). */
+int fring_session_still_mounted(const struct fring_session *s);
+
 /* Unmount (if still mounted), stop and join every thread, call the
  * plugin's destroy. Bounded: gives up waiting after a few seconds and logs.
  * Idempotent. */

@@ -130,3 +130,43 @@ def test_sigterm_under_load_exits_promptly(spawn, tmpdirs):
     assert rc == 0, f.log()
     assert not is_mounted(mp)
     assert elapsed < 2.0, "SIGTERM under load took %.2fs" % elapsed
+
+
+def conn_id(path):
+    st = os.stat(path)
+    return (os.major(st.st_dev) << 20) | os.minor(st.st_dev)
+
+
+def test_stopping_never_unmounts_a_mount_stacked_on_top(spawn, tmpdirs):
+    mp = tmpdirs("mnt")
+    first = spawn(["mount", "memfs", mp], [mp])
+    first.wait_ready(1)
+    second = spawn(["mount", "memfs", mp], [mp])
+    second.wait_ready(1)
+    with open(os.path.join(mp, "top"), "w") as f:
+        f.write("second")
+    top = conn_id(mp)
+    assert first.stop(signal.SIGTERM) == 0, first.log()
+    # The second fring's mount is still the one on top, and still serves.
+    assert conn_id(mp) == top
+    with open(os.path.join(mp, "top")) as f:
+        assert f.read() == "second"
+    assert second.stop(signal.SIGTERM) == 0, second.log()
+
+
+def test_aborted_connection_is_an_error_not_a_clean_unmount(spawn, tmpdirs):
+    mp = tmpdirs("mnt")
+    f = spawn(["mount", "memfs", mp], [mp])
+    f.wait_ready(1)
+    cid = conn_id(mp)
+    if not os.path.isdir("/sys/fs/fuse/connections/%d" % cid):
+        subprocess.run(["mount", "-t", "fusectl", "none", "/sys/fs/fuse/connections"])
+    with open("/sys/fs/fuse/connections/%d/abort" % cid, "w") as a:
+        a.write("1")
+    rc = f.proc.wait(15)
+    assert rc == 1, f.log()
+    log = f.log()
+    assert "the FUSE connection was aborted" in log
+    assert "fusermount3 -u %s" % mp in log
+    # Left detectably dead (libfuse never unmounts an aborted connection
+    # by path); the fixture clears it.

@@ -485,3 +485,14 @@ Test(config, parse_bool)
 		cr_expect_eq(v, 7, "'%s' wrote the output", bad[i]);
 	}
 }
+
+Test(config, endless_file_is_refused_not_read_into_memory)
+{
+	struct fring_config *cfg = NULL;
+	char *err = NULL;
+
+	cr_assert_eq(fring_config_load("/dev/zero", &cfg, &err), -EINVAL);
+	cr_expect_null(cfg);
+	cr_assert_str_eq(err, "/dev/zero: not a configuration file (more than 4 MiB)");
+	free(err);
+}

@@ -33,10 +33,17 @@
 extern const struct fring_host_api *fring_host
 	__attribute__((visibility("hidden")));
 
+#ifdef __cplusplus
+#define FRING_EXTERN_C extern "C"
+#else
+#define FRING_EXTERN_C
+#endif
+
 #define FRING_PLUGIN_DEFINE(desc)                                             \
 	const struct fring_host_api *fring_host                               \
 		__attribute__((visibility("hidden")));                        \
-	__attribute__((visibility("default"))) const struct fring_plugin *    \
+	FRING_EXTERN_C __attribute__((visibility("default")))                 \
+	const struct fring_plugin *                                           \
 	fring_plugin_entry_v1(const struct fring_host_api *host)              \
 	{                                                                     \
 		fring_host = host;                                            \
