@@ -923,3 +923,15 @@ Test(dispatch, init_sets_request_timeout_where_offered)
 				      &res, &err), 0);
 	cr_expect(!(out.flags2 & (FUSE_REQUEST_TIMEOUT >> 32)));
 }
+
+Test(dispatch, statfs_without_op_reports_an_empty_fs)
+{
+	const struct fuse_statfs_out *so;
+
+	run(FUSE_STATFS, 330, 1, NULL, 0, NULL, NULL);
+	expect_header(0, 330, sizeof(struct fuse_statfs_out));
+	so = body();
+	cr_expect_eq(so->st.namelen, 255);
+	cr_expect_eq(so->st.bsize, 512);
+	cr_expect_eq(so->st.blocks, 0);
+}

@@ -3,7 +3,7 @@
  *
  *   fring_runtime *rt = fring_runtime_new(&err);
  *   fring_runtime_add_yaml(rt, "fring.yaml", &err);     // every mount in it
- *   fring_runtime_run(rt);  // serves until fring_runtime_stop or unmount
+ *   fring_runtime_run(rt, &err);  // serves until fring_runtime_stop or unmount
  *   fring_runtime_free(rt);
  *
  * Errors: functions return 0 or a negative errno; when `err` is not NULL it
@@ -57,7 +57,9 @@ int32_t fring_runtime_add_mount(fring_runtime *rt,
  * unmounted from outside. Unmounts what it mounted before returning.
  * Returns 0 after a clean stop. */
 int32_t fring_runtime_run(fring_runtime *rt, char **err);
-/* Async-signal-safe. */
+/* Async-signal-safe. The runtime installs no signal handlers and has no
+ * supervisor (that is the CLI's): a program that may be killed should call
+ * this from its SIGINT/SIGTERM handlers, or mounts are left dead. */
 void fring_runtime_stop(fring_runtime *rt);
 
 /* Product version, e.g. "0.1.0". */

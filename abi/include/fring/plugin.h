@@ -7,7 +7,7 @@
  * static struct fring_plugin. The entry must have no side effects: `fring
  * plugins` calls it just to list the plugin.
  *
- * Rules (DESIGN.md "Plugin ABI rules"):
+ * Rules (README.md, "Writing a plugin"):
  *  - ABI major must match (it is part of the entry symbol's name); a plugin
  *    built against a newer minor than the host's is refused.
  *  - Every extensible struct starts with a uint32_t `size` (its sizeof as the
@@ -562,7 +562,10 @@ struct fring_host_api {
  * -ENOSYS for most ops (the kernel then stops sending FLUSH, FSYNC,
  * FSYNCDIR, xattr ops, ACCESS, CREATE, FALLOCATE, RENAME2 flags, LSEEK,
  * COPY_FILE_RANGE, STATX, TMPFILE), success for FLUSH/RELEASE/RELEASEDIR/
- * FSYNCDIR/OPENDIR/OPEN (fh 0), nothing for FORGET. POSIX_LOCKS/FLOCK_LOCKS
+ * FSYNCDIR/OPENDIR/OPEN (fh 0), an empty file system for STATFS (so df
+ * keeps working), nothing for FORGET. A read-only plugin should answer
+ * the modifying ops (CREATE, MKNOD, MKDIR, SETATTR, WRITE...) with -EROFS
+ * rather than leave them NULL, or users see "Function not implemented". POSIX_LOCKS/FLOCK_LOCKS
  * are only negotiated when getlk+setlk / flock are present.
  * ------------------------------------------------------------------- */
 
@@ -638,7 +641,11 @@ struct fring_plugin {
 	 * are flattened to dotted keys, lists repeat the key); return -EINVAL
 	 * after logging why. config_complete: check required options.
 	 * init: during FUSE_INIT, may adjust conn->want. destroy: after
-	 * unmount, when every request is answered. */
+	 * unmount; requests still unanswered then are abandoned (logged) and
+	 * must not be replied to once destroy has returned. unload: reserved;
+	 * this host never dlclose()s a plugin (Rust and CPython runtimes do
+	 * not survive it) and does not call it. `fring plugins` calls the
+	 * entry and load (to check the plugin loads), nothing else. */
 	int32_t (*load)(const struct fring_host_api *host);
 	int32_t (*create)(fring_mount *m, void **inst);
 	int32_t (*config)(void *inst, const char *key, const char *value);
