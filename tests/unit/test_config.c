@@ -174,7 +174,9 @@ Test(config, shipped_examples_parse)
 	cr_assert_eq(cfg->nr_mounts, 1);
 	cr_expect_str_eq(cfg->mounts[0].mountpoint, "/tmp/fring-memfs");
 	cr_expect_str_eq(cfg->mounts[0].plugin, "memfs");
-	cr_expect_eq(cfg->mounts[0].nr_options, 0);
+	cr_assert_eq(cfg->mounts[0].nr_options, 1);
+	cr_expect_str_eq(cfg->mounts[0].options[0].key, "size");
+	cr_expect_str_eq(cfg->mounts[0].options[0].value, "1GiB");
 	fring_config_free(cfg);
 
 	cfg = load_ok(FRING_TEST_DATA_DIR "/../../plugins/passthrough/example.yaml");
