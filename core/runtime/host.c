@@ -336,7 +336,10 @@ static int is_readdir(const struct fring_req *r)
  * else in a buffer of the kernel's requested size. */
 static int dir_buf(struct fring_req *r)
 {
-	size_t cap = r->d.a.read.len;
+	/* The kernel never asks for more than max_pages pages; a bigger size
+	 * (a bogus request) gets a shorter listing, which is allowed, rather
+	 * than a huge allocation. */
+	size_t cap = r->d.a.read.len < (1u << 20) ? r->d.a.read.len : (1u << 20);
 
 	if (r->dirbuf)
 		return 0;

@@ -35,7 +35,7 @@ static uint64_t default_want(const struct fring_fs_ops *ops)
 		     FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
 		     FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT |
 		     FUSE_INIT_EXT | FUSE_AUTO_INVAL_DATA | FUSE_ASYNC_DIO |
-		     FUSE_CACHE_SYMLINKS;
+		     FUSE_CACHE_SYMLINKS | FUSE_DIRECT_IO_ALLOW_MMAP;
 
 	if (ops->readdirplus)
 		w |= FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO;

@@ -42,12 +42,16 @@ static int try_nowait(struct uring_ent *e, int write, int fd, uint64_t off,
 		return 0;
 	*res = write ? pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
 		     : preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
-	if (*res >= 0)
+	/* A short count may only mean "the rest would block" (pages not
+	 * cached), which FUSE would take for EOF: redo the whole range as a
+	 * fixed op then. 0 from a read is EOF (NOWAIT says EAGAIN instead). */
+	if (*res == (ssize_t)len || (!write && *res == 0)) {
 		ctr_inc(write ? &e->q->ctr.inline_writes : &e->q->ctr.inline_reads);
-	else if (errno == EAGAIN || errno == EOPNOTSUPP)
+		return 1;
+	}
+	if (*res >= 0 || errno == EAGAIN || errno == EOPNOTSUPP)
 		return 0;
-	else
-		*res = -errno;
+	*res = -errno;
 	return 1;
 }
 

@@ -86,7 +86,10 @@ void pt_symlink(void *inst, fring_req *r, const struct fring_make_args *a)
  * write-only and handles O_APPEND itself. */
 int pt_open_flags(struct pt_fs *fs, uint32_t flags)
 {
-	flags &= ~(uint32_t)(O_NOFOLLOW | O_NOCTTY);
+	/* O_DIRECT stays the caller's (FOPEN_DIRECT_IO, see pt_open_out): the
+	 * backing file is opened without it, since the runtime's request
+	 * buffers and page writeback at EOF are not block aligned. */
+	flags &= ~(uint32_t)(O_NOFOLLOW | O_NOCTTY | O_DIRECT);
 	if (fs->writeback_on) {
 		if ((flags & O_ACCMODE) == O_WRONLY)
 			flags = (flags & ~(uint32_t)O_ACCMODE) | O_RDWR;

@@ -21,7 +21,7 @@ enum fsxr_op {
 	OP_MAPWRITE,
 	OP_COPY,	/* copy_file_range from the source file */
 	OP_FSYNC,
-	OP_DROP,	/* fdatasync + POSIX_FADV_DONTNEED: later reads reach the fs */
+	OP_DROP,	/* POSIX_FADV_DONTNEED: later reads reach the fs */
 	OP_REOPEN,	/* close + open: FLUSH/RELEASE/OPEN, cache revalidation */
 	OP_COUNT
 };
@@ -41,6 +41,7 @@ struct fsxr {
 	/* options */
 	const char *dir, *name;
 	uint64_t nops, seed, maxlen, maxoplen, check_every;
+	uint64_t corrupt_at;	/* -X: self-test, spoil a byte after this op */
 	unsigned logtail;
 	bool direct, verbose, keep;
 	bool enabled[OP_COUNT];
@@ -53,7 +54,10 @@ struct fsxr {
 	uint32_t *owner;	/* per byte: the op that last set it (0: never) */
 	uint8_t *src;		/* the source file's contents, maxlen bytes */
 	uint64_t size;
-	uint8_t *buf;		/* I/O buffer, page aligned, maxlen + 2 pages */
+	uint8_t *buf;		/* read buffer, maxlen + 2 pages */
+	uint8_t *wbuf;		/* data being written, maxlen bytes */
+	uint8_t *bounce;	/* page-aligned copy for O_DIRECT, maxlen + 2 pages */
+	char *cmdline;		/* the options, for the reproduce line */
 
 	/* run state */
 	uint64_t rng, opno, counts[OP_COUNT];
@@ -107,6 +111,8 @@ int fsxr_check_source(struct fsxr *f);
 /* Open the target file (again), honouring -Z. */
 int fsxr_open(struct fsxr *f);
 
+/* Install the SIGBUS handler the mapping ops rely on. */
+void fsxr_ops_init(void);
 int fsxr_run_op(struct fsxr *f, enum fsxr_op op, struct fsxr_log *e);
 
 void fsxr_log_dump(const struct fsxr *f);

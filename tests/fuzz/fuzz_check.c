@@ -1,0 +1,212 @@
+/*
+ * The fake transport of fuzz_decode: every reply the runtime hands it must
+ * be one the kernel would accept. Out header length = iovec total, error
+ * in -511..0 with no body, body size per the opcode's reply rules,
+ * dirent records well formed, at most one reply, none to FORGET & co.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+
+int fuzz_no_reply_op(uint32_t op)
+{
+	return op == FUSE_FORGET || op == FUSE_BATCH_FORGET ||
+	       op == FUSE_INTERRUPT || op == FUSE_NOTIFY_REPLY;
+}
+
+/* Ops whose success reply has no body. */
+int fuzz_empty_success(uint32_t op)
+{
+	switch (op) {
+	case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_RENAME: case FUSE_RENAME2:
+	case FUSE_SETXATTR: case FUSE_REMOVEXATTR: case FUSE_FLUSH:
+	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FSYNC:
+	case FUSE_FSYNCDIR: case FUSE_SETLK: case FUSE_SETLKW:
+	case FUSE_ACCESS: case FUSE_FALLOCATE: case FUSE_SYNCFS:
+	case FUSE_DESTROY:
+		return 1;
+	}
+	return 0;
+}
+
+/* Size rule of a success body: exact size (returns 1) or at most *max
+ * (returns 0); -1: this op may not succeed at all. */
+static int body_rule(const struct fring_decoded *d, size_t *size)
+{
+	switch (d->opcode) {
+	case FUSE_LOOKUP: case FUSE_MKNOD: case FUSE_MKDIR:
+	case FUSE_SYMLINK: case FUSE_LINK:
+		*size = sizeof(struct fuse_entry_out);
+		return 1;
+	case FUSE_CREATE: case FUSE_TMPFILE:
+		*size = sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out);
+		return 1;
+	case FUSE_GETATTR: case FUSE_SETATTR:
+		*size = sizeof(struct fuse_attr_out);
+		return 1;
+	case FUSE_STATX: *size = sizeof(struct fuse_statx_out); return 1;
+	case FUSE_OPEN: case FUSE_OPENDIR:
+		*size = sizeof(struct fuse_open_out);
+		return 1;
+	case FUSE_WRITE: case FUSE_COPY_FILE_RANGE:
+		*size = sizeof(struct fuse_write_out);
+		return 1;
+	case FUSE_COPY_FILE_RANGE_64:
+		*size = sizeof(struct fuse_copy_file_range_out);
+		return 1;
+	case FUSE_STATFS: *size = sizeof(struct fuse_statfs_out); return 1;
+	case FUSE_GETLK: *size = sizeof(struct fuse_lk_out); return 1;
+	case FUSE_LSEEK: *size = sizeof(struct fuse_lseek_out); return 1;
+	case FUSE_READLINK:
+		*size = (size_t)sysconf(_SC_PAGESIZE) - 1;
+		return 0;
+	case FUSE_READ: case FUSE_READDIR: case FUSE_READDIRPLUS:
+		*size = d->a.read.len;
+		return 0;
+	case FUSE_GETXATTR: case FUSE_LISTXATTR:
+		if (d->a.xattr.max == 0) {
+			*size = sizeof(struct fuse_getxattr_out);
+			return 1;
+		}
+		*size = d->a.xattr.max;
+		return 0;
+	default:
+		*size = 0;
+		return fuzz_empty_success(d->opcode) ? 1 : -1;
+	}
+}
+
+/* READDIR / READDIRPLUS: back-to-back records, each 8-aligned with zero
+ * padding, a valid name, ending exactly at len. */
+static void check_dirents(const uint8_t *b, size_t len, int plus)
+{
+	size_t hdr = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
+	size_t off = 0;
+
+	while (off < len) {
+		struct fuse_dirent de;
+		size_t rec;
+
+		FUZZ_ASSERT(len - off >= hdr, "dirent header cut at %zu/%zu", off, len);
+		memcpy(&de, b + off + hdr - FUSE_NAME_OFFSET, sizeof(de));
+		FUZZ_ASSERT(de.namelen >= 1 && de.namelen <= 1024, "namelen %u",
+			    de.namelen);
+		rec = FUSE_DIRENT_ALIGN(hdr + de.namelen);
+		FUZZ_ASSERT(rec <= len - off, "record %zu past end", rec);
+		for (size_t i = 0; i < de.namelen; i++) {
+			uint8_t c = b[off + hdr + i];
+
+			FUZZ_ASSERT(c != '/' && c != 0, "bad name byte %u", c);
+		}
+		for (size_t i = hdr + de.namelen; i < rec; i++)
+			FUZZ_ASSERT(b[off + i] == 0, "padding not zeroed");
+		off += rec;
+	}
+}
+
+/* Body contents the kernel relies on. */
+static void check_body(const struct fring_decoded *d, const uint8_t *b,
+		       size_t len)
+{
+	switch (d->opcode) {
+	case FUSE_WRITE: {
+		struct fuse_write_out wo;
+
+		memcpy(&wo, b, sizeof(wo));
+		FUZZ_ASSERT(wo.size <= d->a.write.len, "wrote %u of %u", wo.size,
+			    d->a.write.len);
+		break;
+	}
+	case FUSE_COPY_FILE_RANGE: {
+		struct fuse_write_out wo;
+
+		memcpy(&wo, b, sizeof(wo));
+		FUZZ_ASSERT(wo.size <= d->a.copy.len, "copied %u", wo.size);
+		break;
+	}
+	case FUSE_COPY_FILE_RANGE_64: {
+		struct fuse_copy_file_range_out co;
+
+		memcpy(&co, b, sizeof(co));
+		FUZZ_ASSERT(co.bytes_copied <= d->a.copy.len, "copied %llu",
+			    (unsigned long long)co.bytes_copied);
+		break;
+	}
+	case FUSE_READDIR:
+	case FUSE_READDIRPLUS:
+		check_dirents(b, len, d->opcode == FUSE_READDIRPLUS);
+		break;
+	}
+}
+
+static volatile uint8_t sink;
+
+int fuzz_send(struct fring_req *r, const struct iovec *iov, int n)
+{
+	struct fuzz_req *q = fuzz_cur;
+	struct fuse_out_header oh;
+	static uint8_t body[1 << 20];
+	size_t total = 0, blen = 0, rule;
+	uint8_t sum = 0;
+	int kind;
+
+	FUZZ_ASSERT(q && r == &q->r, "reply for a request not in flight");
+	FUZZ_ASSERT(!fuzz_no_reply_op(q->exp.opcode), "reply to %s",
+		    fring_opcode_name(q->exp.opcode));
+	FUZZ_ASSERT(++q->sends == 1, "second reply to unique %llu",
+		    (unsigned long long)r->unique);
+	FUZZ_ASSERT(n >= 1 && iov[0].iov_len == sizeof(oh), "iov[0] %zu",
+		    n >= 1 ? iov[0].iov_len : 0);
+	memcpy(&oh, iov[0].iov_base, sizeof(oh));
+	for (int i = 0; i < n; i++) {
+		FUZZ_ASSERT(iov[i].iov_base || !iov[i].iov_len, "NULL iov %d", i);
+		if (i > 0) {
+			FUZZ_ASSERT(blen + iov[i].iov_len <= sizeof(body),
+				    "body over 1 MiB");
+			memcpy(body + blen, iov[i].iov_base, iov[i].iov_len);
+			blen += iov[i].iov_len;
+		}
+		total += iov[i].iov_len;
+	}
+	/* Touch every byte: valgrind flags uninitialised reply bytes. */
+	for (size_t i = 0; i < blen; i++)
+		sum ^= body[i];
+	if (sum == 0x5a)
+		sink++;
+	FUZZ_ASSERT(oh.len == total, "out len %u, iov total %zu", oh.len, total);
+	FUZZ_ASSERT(oh.unique == q->exp.unique, "unique %llu, request %llu",
+		    (unsigned long long)oh.unique,
+		    (unsigned long long)q->exp.unique);
+	FUZZ_ASSERT(oh.error <= 0 && oh.error > -FUSE_ERRNO_LIMIT, "error %d",
+		    oh.error);
+	q->error = oh.error;
+	q->bodylen = blen;
+	if (oh.error) {
+		FUZZ_ASSERT(blen == 0, "error %d with %zu body bytes", oh.error, blen);
+		return 0;
+	}
+	FUZZ_ASSERT(q->exp_rc == 0, "success reply to a request that decoded %d",
+		    q->exp_rc);
+	kind = body_rule(&q->exp, &rule);
+	FUZZ_ASSERT(kind >= 0, "success reply to %s",
+		    fring_opcode_name(q->exp.opcode));
+	if (kind)
+		FUZZ_ASSERT(blen == rule, "%s body %zu, expected %zu",
+			    fring_opcode_name(q->exp.opcode), blen, rule);
+	else
+		FUZZ_ASSERT(blen <= rule, "%s body %zu over %zu",
+			    fring_opcode_name(q->exp.opcode), blen, rule);
+	check_body(&q->exp, body, blen);
+	return 0;
+}
+
+/* The harness frees the request after checking it was released once. */
+void fuzz_release(struct fring_req *r)
+{
+	struct fuzz_req *q = fuzz_cur;
+
+	FUZZ_ASSERT(q && r == &q->r, "release of a request not in flight");
+	FUZZ_ASSERT(++q->releases == 1, "released twice");
+}
