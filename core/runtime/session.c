@@ -351,16 +351,24 @@ int fring_session_still_mounted(const struct fring_session *s)
  * already gone) abort our connection instead, if it still exists. */
 static void unmount_own(struct fring_session *s)
 {
+	int ret;
+
 	if (!s->conn_id || fring_session_still_mounted(s)) {
 		fring_mount_unmount(s->mh);
 		return;
 	}
-	fring_mount_disown(s->mh);
-	if (fring_fusectl_abort(s->conn_id) == 0)
+	/* libfuse never unmounts by path a connection that is severed (POLLERR
+	 * on its fd): sever ours, then the unmount only closes and frees. */
+	ret = fring_fusectl_abort(s->conn_id);
+	if (ret == 0)
 		fring_warn("%s: another mount now covers ours; aborted our "
 			   "connection instead of unmounting by path (clear it "
 			   "later with: umount -l %s)", s->mountpoint,
 			   s->mountpoint);
+	if (ret == 0 || ret == -ENOENT) /* severed now, or gone already */
+		fring_mount_unmount(s->mh);
+	else
+		fring_mount_disown(s->mh);
 }
 
 /* Give replies the plugin still owes a bounded time to arrive. */
