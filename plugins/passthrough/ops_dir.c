@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 struct pt_dir {
+	struct pt_dir *prev, *next; /* fs->dirs, so destroy can free them */
 	pthread_mutex_t lock;
 	DIR *dp;
 	off_t offset;     /* position after the last entry handed out */
@@ -19,6 +20,39 @@ struct pt_dir {
 static struct pt_dir *fh_dir(uint64_t fh)
 {
 	return (struct pt_dir *)(uintptr_t)fh;
+}
+
+/* Open directories are tracked: after an aborted connection no RELEASEDIR
+ * comes, and destroy must still free them. */
+static void dir_link(struct pt_fs *fs, struct pt_dir *d)
+{
+	pthread_mutex_lock(&fs->lock);
+	d->next = fs->dirs;
+	if (fs->dirs)
+		fs->dirs->prev = d;
+	fs->dirs = d;
+	pthread_mutex_unlock(&fs->lock);
+}
+
+static void dir_free(struct pt_fs *fs, struct pt_dir *d)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		fs->dirs = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	pthread_mutex_unlock(&fs->lock);
+	closedir(d->dp);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+void pt_dirs_close_all(struct pt_fs *fs)
+{
+	while (fs->dirs)
+		dir_free(fs, fs->dirs);
 }
 
 void pt_opendir(void *inst, fring_req *r, const struct fring_open_args *a)
@@ -47,13 +81,11 @@ void pt_opendir(void *inst, fring_req *r, const struct fring_open_args *a)
 		return;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	dir_link(fs, d);
 	memset(&o, 0, sizeof(o));
 	o.fh = (uint64_t)(uintptr_t)d;
-	if (fring_host->reply_open(r, &o) < 0) {
-		closedir(d->dp);
-		pthread_mutex_destroy(&d->lock);
-		free(d);
-	}
+	if (fring_host->reply_open(r, &o) < 0)
+		dir_free(fs, d);
 }
 
 static bool is_dot(const char *n)
@@ -180,11 +212,7 @@ void pt_readdirplus(void *inst, fring_req *r, const struct fring_read_args *a)
 void pt_releasedir(void *inst, fring_req *r,
 		   const struct fring_release_args *a)
 {
-	struct pt_dir *d = fh_dir(a->fh);
-
-	closedir(d->dp);
-	pthread_mutex_destroy(&d->lock);
-	free(d);
+	dir_free(inst, fh_dir(a->fh));
 	fring_host->reply_err(r, 0);
 }
 

@@ -184,6 +184,7 @@ static void pt_destroy(void *inst)
 {
 	struct pt_fs *fs = inst;
 
+	pt_dirs_close_all(fs);
 	if (fs->ids)
 		pt_table_destroy(fs);
 	if (fs->root_fd >= 0)

@@ -45,6 +45,8 @@ struct pt_inode {
 	char *name;
 };
 
+struct pt_dir;
+
 struct pt_fs {
 	fring_mount *mount;
 
@@ -77,6 +79,7 @@ struct pt_fs {
 	size_t nfree, free_cap;
 	uint64_t next_generation;
 	struct pt_inode *lru_head, *lru_tail;
+	struct pt_dir *dirs;   /* open directories (ops_dir.c) */
 	uint32_t lru_count, pinned_count;
 	struct pt_inode root;
 };
@@ -133,6 +136,8 @@ void pt_creds_leave(struct pt_creds *c);
 
 /* ops_make.c: open(2) flags for the kernel's open/create flags. */
 int pt_open_flags(struct pt_fs *fs, uint32_t flags);
+/* Free the directories still open (no RELEASEDIR after an abort). */
+void pt_dirs_close_all(struct pt_fs *fs);
 /* The OPEN/CREATE reply for backing descriptor fd opened with flags. */
 void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
 		 struct fring_open_out *o);
