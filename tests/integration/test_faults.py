@@ -418,6 +418,13 @@ def test_sigterm_during_heavy_io(spawn, tmpdirs, transport):
         assert r["errno"] in (errno.ENOTCONN, errno.ECONNABORTED, errno.ENODEV), r
 
 
+# AddressSanitizer reserves terabytes of shadow address space at start, so
+# an address-space limit kills a sanitizer build before fring runs.
+NO_AS_LIMIT = pytest.mark.skipif("ASAN_OPTIONS" in os.environ,
+                                 reason="prlimit --as cannot run an ASan build")
+
+
+@NO_AS_LIMIT
 @pytest.mark.skipif("uring" not in TRANSPORTS, reason="no io_uring transport here")
 def test_uring_buffers_out_of_memory_fail_the_mount_at_start(tmpdirs):
     """queue_depth 4096 wants about 4 GiB of ring buffers per queue; with a
@@ -449,6 +456,7 @@ class Limited(Fring):
         self.ready = []
 
 
+@NO_AS_LIMIT
 def test_devfuse_memory_limits_fail_at_start_or_serve_fully(tmpdirs):
     """Under address-space limits from too small to enough, fring either
     fails at start (exit 1, one line, nothing mounted) or mounts with every
