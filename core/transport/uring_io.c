@@ -14,12 +14,22 @@
  * cache, tmpfs); that saves the ring round trip of a fixed op for the
  * common cached case. EAGAIN (would block) or EOPNOTSUPP takes the
  * READ_FIXED/WRITE_FIXED path, so the queue thread still never blocks.
+ *
+ * Memory-backed files (tmpfs, ramfs, hugetlbfs) answer RWF_NOWAIT with
+ * EOPNOTSUPP on Linux 6.18, and io_uring hands their fixed ops to an io-wq
+ * worker: a thread hop per request that costs more than the copy itself.
+ * Their data is in memory, so there is nothing to wait for: such a file is
+ * read or written synchronously, inline. fstatfs tells (about 0.1 us), and
+ * only after an EOPNOTSUPP, so filesystems with RWF_NOWAIT never pay it.
  * FRING_URING_NO_INLINE=1 in the environment turns the fast path off.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <linux/magic.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include "uring_internal.h"
 
@@ -32,6 +42,41 @@ static int inline_allowed(const struct uring_ent *e)
 	return !inline_off && uring_self == e->th;
 }
 
+/* Files whose data lives in memory: copying it never waits for a device. */
+static int memory_backed(int fd)
+{
+	struct statfs st;
+
+	if (fstatfs(fd, &st) != 0)
+		return 0;
+	return st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC ||
+	       st.f_type == HUGETLBFS_MAGIC;
+}
+
+/* A plain pread/pwrite of the whole range (short only at EOF or on an
+ * error after some bytes, like the synchronous /dev/fuse path). */
+static ssize_t sync_rw(int write, int fd, uint64_t off, const void *buf,
+		       uint32_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write ? pwrite(fd, (const char *)buf + done,
+					   len - done, (off_t)(off + done))
+				  : pread(fd, (char *)buf + done, len - done,
+					  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return done ? (ssize_t)done : -1;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
 /* 1 if the I/O was done without blocking (res set), 0 to go async. */
 static int try_nowait(struct uring_ent *e, int write, int fd, uint64_t off,
 		      const void *buf, uint32_t len, ssize_t *res)
@@ -42,16 +87,20 @@ static int try_nowait(struct uring_ent *e, int write, int fd, uint64_t off,
 		return 0;
 	*res = write ? pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
 		     : preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+	if (*res < 0 && errno == EOPNOTSUPP && memory_backed(fd))
+		*res = sync_rw(write, fd, off, buf, len);
 	/* A short count may only mean "the rest would block" (pages not
 	 * cached), which FUSE would take for EOF: redo the whole range as a
 	 * fixed op then. 0 from a read is EOF (NOWAIT says EAGAIN instead). */
-	if (*res == (ssize_t)len || (!write && *res == 0)) {
-		ctr_inc(write ? &e->q->ctr.inline_writes : &e->q->ctr.inline_reads);
+	else if (*res >= 0 && *res != (ssize_t)len && (write || *res != 0))
+		return 0;
+	else if (*res < 0 && (errno == EAGAIN || errno == EOPNOTSUPP))
+		return 0;
+	if (*res < 0) {
+		*res = -errno;
 		return 1;
 	}
-	if (*res >= 0 || errno == EAGAIN || errno == EOPNOTSUPP)
-		return 0;
-	*res = -errno;
+	ctr_inc(write ? &e->q->ctr.inline_writes : &e->q->ctr.inline_reads);
 	return 1;
 }
 
@@ -60,16 +109,19 @@ int fring_uring_owns(const struct fring_req *r)
 	return uring_is_ent(r);
 }
 
-/* Common acceptance checks, then claim the single reply. */
-static int accept_io(struct fring_req *r, uint32_t opcode, int fd)
+/* Common acceptance checks, then claim the single reply (through the
+ * plugin's handle h, already checked by the host). */
+static int accept_io(fring_req *h, uint32_t opcode, int fd)
 {
+	struct fring_req *r = fring_req_ptr(h);
+
 	if (!uring_is_ent(r))
 		return -EOPNOTSUPP;
 	if (r->opcode != opcode)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	return fring_req_claim(r);
+	return fring_req_claim(h);
 }
 
 static void start_io(struct uring_ent *e, int action, int fd, uint64_t off,
@@ -85,9 +137,9 @@ static void start_io(struct uring_ent *e, int action, int fd, uint64_t off,
 	uring_hand_over(e, action);
 }
 
-int fring_uring_read_fd(struct fring_req *r, int fd, uint64_t offset,
-			uint32_t len)
+int fring_uring_read_fd(fring_req *h, int fd, uint64_t offset, uint32_t len)
 {
+	struct fring_req *r = fring_req_ptr(h);
 	struct uring_ent *e;
 	ssize_t n;
 	int ret;
@@ -95,7 +147,7 @@ int fring_uring_read_fd(struct fring_req *r, int fd, uint64_t offset,
 	if (uring_is_ent(r) && r->opcode == FUSE_READ &&
 	    (len > r->d.a.read.len || len > uring_ent_of(r)->payload_cap))
 		return -EINVAL;
-	ret = accept_io(r, FUSE_READ, fd);
+	ret = accept_io(h, FUSE_READ, fd);
 	if (ret)
 		return ret;
 	if (!len) {
@@ -113,8 +165,9 @@ int fring_uring_read_fd(struct fring_req *r, int fd, uint64_t offset,
 	return 0;
 }
 
-int fring_uring_write_fd(struct fring_req *r, int fd, uint64_t offset)
+int fring_uring_write_fd(fring_req *h, int fd, uint64_t offset)
 {
+	struct fring_req *r = fring_req_ptr(h);
 	struct uring_ent *e;
 	const char *src;
 	uint32_t len;
@@ -131,7 +184,7 @@ int fring_uring_write_fd(struct fring_req *r, int fd, uint64_t offset)
 			    src + len > e->payload + e->payload_cap))
 			return -EINVAL;
 	}
-	ret = accept_io(r, FUSE_WRITE, fd);
+	ret = accept_io(h, FUSE_WRITE, fd);
 	if (ret)
 		return ret;
 	e = uring_ent_of(r);
