@@ -91,6 +91,15 @@ struct uring_mpsc {
 
 struct fring_uring;
 
+/* An fd last found on a memory-backed filesystem (uring_io.c), trusted
+ * for `left` more uses before it is checked again. fd -1: empty. */
+#define URING_MEMFD_SLOTS 64
+#define URING_MEMFD_RECHECK 64
+struct uring_memfd {
+	int fd;
+	uint32_t left;
+};
+
 struct uring_thread {
 	struct fring_uring *u;
 	uint32_t idx;
@@ -109,6 +118,7 @@ struct uring_thread {
 	int setup_err;                 /* -errno, set before reporting */
 	char setup_what[96];           /* which setup step failed */
 	int stopping;                  /* owner: the stop eventfd fired */
+	struct uring_memfd memfd[URING_MEMFD_SLOTS]; /* owner */
 	int exited;                    /* set (under u->lock) when it returns */
 };
 

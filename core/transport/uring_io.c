@@ -21,6 +21,11 @@
  * Their data is in memory, so there is nothing to wait for: such a file is
  * read or written synchronously, inline. fstatfs tells (about 0.1 us), and
  * only after an EOPNOTSUPP, so filesystems with RWF_NOWAIT never pay it.
+ * The queue thread remembers such fds (uring_thread.memfd) and skips both
+ * system calls for the next URING_MEMFD_RECHECK uses: 0.2 us a request,
+ * 6% of a 4k read here. A plugin may close an fd and reuse its number for
+ * another file meanwhile; until the recheck that file is read inline too,
+ * which returns the right data and only risks blocking the thread.
  * FRING_URING_NO_INLINE=1 in the environment turns the fast path off.
  */
 #define _GNU_SOURCE
@@ -82,13 +87,23 @@ static int try_nowait(struct uring_ent *e, int write, int fd, uint64_t off,
 		      const void *buf, uint32_t len, ssize_t *res)
 {
 	struct iovec iov = { (void *)buf, len };
+	struct uring_memfd *m;
 
 	if (!inline_allowed(e))
 		return 0;
+	m = &e->th->memfd[(unsigned)fd % URING_MEMFD_SLOTS];
+	if (m->fd == fd && m->left) {
+		m->left--; /* known memory-backed: no probe */
+		*res = sync_rw(write, fd, off, buf, len);
+		goto done;
+	}
 	*res = write ? pwritev2(fd, &iov, 1, (off_t)off, RWF_NOWAIT)
 		     : preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
-	if (*res < 0 && errno == EOPNOTSUPP && memory_backed(fd))
+	if (*res < 0 && errno == EOPNOTSUPP && memory_backed(fd)) {
+		m->fd = fd;
+		m->left = URING_MEMFD_RECHECK;
 		*res = sync_rw(write, fd, off, buf, len);
+	}
 	/* A short count may only mean "the rest would block" (pages not
 	 * cached), which FUSE would take for EOF: redo the whole range as a
 	 * fixed op then. 0 from a read is EOF (NOWAIT says EAGAIN instead). */
@@ -96,6 +111,7 @@ static int try_nowait(struct uring_ent *e, int write, int fd, uint64_t off,
 		return 0;
 	else if (*res < 0 && (errno == EAGAIN || errno == EOPNOTSUPP))
 		return 0;
+done:
 	if (*res < 0) {
 		*res = -errno;
 		return 1;

@@ -93,6 +93,8 @@ static int thread_setup(struct uring_thread *t)
 	int ret;
 
 	pin(t);
+	for (unsigned i = 0; i < URING_MEMFD_SLOTS; i++)
+		t->memfd[i].fd = -1;
 	ret = ring_init(t);
 	if (ret)
 		return ret;
