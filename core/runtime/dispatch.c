@@ -20,14 +20,47 @@ int fring_dispatch_init(struct fring_dispatch *dx,
 	dx->mount.name = strdup(name ? name : "?");
 	if (!dx->mount.name)
 		return -ENOMEM;
+	/* The mountpoint exists by now (checked before plugins load). */
+	dx->mount.path = name ? realpath(name, NULL) : NULL;
+	if (name && !dx->mount.path && !(dx->mount.path = strdup(name))) {
+		free(dx->mount.name);
+		return -ENOMEM;
+	}
 	dx->desc = desc;
 	dx->ops = ops;
 	dx->serialize = desc->thread_model != FRING_THREAD_PARALLEL;
 	pthread_mutex_init(&dx->serial, NULL);
 	fring_inflight_init(&dx->inflight);
-	atomic_init(&dx->outstanding, 0);
 	fring_expiry_init(&dx->expiry);
 	return 0;
+}
+
+void fring_dispatch_stats(const struct fring_dispatch *dx,
+			  struct fring_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < FRING_STAT_SHARDS; i++) {
+		const struct fring_stats *s = &dx->stats[i];
+
+		for (unsigned op = 0; op <= FUSE_OPCODE_MAX; op++)
+			out->requests[op] += atomic_load(&s->requests[op]);
+		out->replies += atomic_load(&s->replies);
+		out->errors += atomic_load(&s->errors);
+		out->malformed += atomic_load(&s->malformed);
+		out->interrupts += atomic_load(&s->interrupts);
+		out->misuse += atomic_load(&s->misuse);
+		out->send_failures += atomic_load(&s->send_failures);
+		out->outstanding += atomic_load(&s->outstanding);
+	}
+}
+
+long fring_dispatch_outstanding(const struct fring_dispatch *dx)
+{
+	long n = 0;
+
+	for (unsigned i = 0; i < FRING_STAT_SHARDS; i++)
+		n += atomic_load(&dx->stats[i].outstanding);
+	return n;
 }
 
 void fring_dispatch_quiesce(struct fring_dispatch *dx)
@@ -41,7 +74,8 @@ void fring_dispatch_destroy(struct fring_dispatch *dx)
 	fring_inflight_destroy(&dx->inflight);
 	pthread_mutex_destroy(&dx->serial);
 	free(dx->mount.name);
-	dx->mount.name = NULL;
+	free(dx->mount.path);
+	dx->mount.name = dx->mount.path = NULL;
 }
 
 static void lock_plugin(struct fring_dispatch *dx)
@@ -97,7 +131,7 @@ static void do_forget(struct fring_dispatch *dx, struct fring_req *r)
 
 static void do_interrupt(struct fring_dispatch *dx, struct fring_req *r)
 {
-	atomic_fetch_add_explicit(&dx->stats.interrupts, 1, memory_order_relaxed);
+	FRING_STAT_INC(dx, r->queue, interrupts);
 	/* No reply: with cloned fds a reply to the interrupt id only reaches
 	 * the kernel through the fd that read the target, which need not be
 	 * ours. A missed target was answered already or is remembered. */
@@ -109,7 +143,7 @@ static void do_interrupt(struct fring_dispatch *dx, struct fring_req *r)
 static void reply_malformed(struct fring_dispatch *dx, struct fring_req *r,
 			    int noreply)
 {
-	atomic_fetch_add_explicit(&dx->stats.malformed, 1, memory_order_relaxed);
+	FRING_STAT_INC(dx, r->queue, malformed);
 	fring_log_ratelimited("malformed", FRING_LOG_WARN,
 			      "malformed %s request (unique %llu, len %u): %s",
 			      fring_opcode_name(r->opcode),
@@ -128,7 +162,7 @@ static void reply_malformed(struct fring_dispatch *dx, struct fring_req *r,
 			goto dflt;                                          \
 		fring_req_track(r);                                         \
 		lock_plugin(dx);                                            \
-		ops->slot(dx->inst, r, &r->d.a.member);                     \
+		ops->slot(dx->inst, fring_req_handle(r), &r->d.a.member);   \
 		unlock_plugin(dx);                                          \
 		return;                                                     \
 	} while (0)
@@ -148,10 +182,9 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 	r->gid = in->gid;
 	r->pid = in->pid;
 	r->in_len = in->len;
-	atomic_fetch_add_explicit(&dx->stats.requests[in->opcode < FUSE_OPCODE_MAX
-							      ? in->opcode
-							      : FUSE_OPCODE_MAX],
-				  1, memory_order_relaxed);
+	FRING_STAT_INC(dx, r->queue, requests[in->opcode < FUSE_OPCODE_MAX
+						      ? in->opcode
+						      : FUSE_OPCODE_MAX]);
 
 	ret = fring_decode(in, arg, arglen, payload, paylen, &dx->conn, &r->d);
 
@@ -278,8 +311,7 @@ void fring_dispatch_buf(struct fring_dispatch *dx, struct fring_req *r,
 	if (len < sizeof(*in)) {
 		/* Not even a header: nothing to reply to. The kernel never
 		 * does this; count it and move on. */
-		atomic_fetch_add_explicit(&dx->stats.malformed, 1,
-					  memory_order_relaxed);
+		FRING_STAT_INC(dx, r->queue, malformed);
 		fring_log_ratelimited("malformed", FRING_LOG_WARN,
 				      "short read of %zu bytes from /dev/fuse: "
 				      "dropped", len);

@@ -23,12 +23,18 @@
 /* The host side of a mount as plugins see it (opaque fring_mount). */
 struct fring_mount {
 	char *name; /* log prefix: the mountpoint */
+	char *path; /* the mountpoint, absolute (mount_point), or NULL */
 	/* Called by the host table's mount_request_shutdown; may be NULL. */
 	void (*request_shutdown)(struct fring_mount *m);
 	void *owner;
 };
 
-/* Per-mount counters. Relaxed atomics: they are statistics, not state. */
+/* Per-mount counters: relaxed atomics, statistics but for `outstanding`
+ * (tracked requests not yet finished, which stop waits for). Kept per
+ * shard of queues (fring_req.queue), each shard on its own cache lines, so
+ * queue threads on different CPUs never write one line per request;
+ * fring_dispatch_stats sums them. */
+#define FRING_STAT_SHARDS 16
 struct fring_stats {
 	atomic_ulong requests[FUSE_OPCODE_MAX + 1]; /* [FUSE_OPCODE_MAX]: unknown */
 	atomic_ulong replies;
@@ -37,7 +43,8 @@ struct fring_stats {
 	atomic_ulong interrupts;
 	atomic_ulong misuse;    /* plugin replies of the wrong kind/value */
 	atomic_ulong send_failures;
-};
+	atomic_long outstanding;
+} __attribute__((aligned(64)));
 
 struct fring_dispatch {
 	const struct fring_plugin *desc;
@@ -47,11 +54,27 @@ struct fring_dispatch {
 	struct fring_proto_conn conn; /* valid once INIT is answered */
 	int serialize;                /* FRING_THREAD_SERIALIZE */
 	pthread_mutex_t serial;
-	struct fring_stats stats;
+	struct fring_stats stats[FRING_STAT_SHARDS];
 	struct fring_inflight inflight;
-	atomic_long outstanding; /* tracked requests not yet answered */
 	struct fring_expiry expiry; /* interrupt deadlines */
 };
+
+/* The counters a request of queue `queue` counts in. */
+static inline struct fring_stats *fring_stats_of(struct fring_dispatch *dx,
+						 uint32_t queue)
+{
+	return &dx->stats[queue % FRING_STAT_SHARDS];
+}
+
+#define FRING_STAT_INC(dx, queue, field)                                    \
+	atomic_fetch_add_explicit(&fring_stats_of(dx, queue)->field, 1,     \
+				  memory_order_relaxed)
+
+/* The shards summed into *out (a snapshot, not atomic as a whole). */
+void fring_dispatch_stats(const struct fring_dispatch *dx,
+			  struct fring_stats *out);
+/* Tracked requests not yet finished, over every shard. */
+long fring_dispatch_outstanding(const struct fring_dispatch *dx);
 
 /* desc/ops are the loader's host copies; name is copied. */
 int fring_dispatch_init(struct fring_dispatch *dx,

@@ -18,6 +18,13 @@
 #include "log.h"
 #include "request.h"
 
+/* The request behind a plugin's handle: a NULL handle is -EINVAL, a stale
+ * one (its request answered, the memory reused) -EALREADY (request.h). */
+#define GET_REQ(r, h)                                                       \
+	struct fring_req *r = fring_req_get(h);                             \
+	if (!r)                                                             \
+		return (h) ? -EALREADY : -EINVAL
+
 #ifndef FRING_VERSION_STRING
 #define FRING_VERSION_STRING "0"
 #endif
@@ -56,11 +63,12 @@ static int32_t h_parse_bool(const char *s, int32_t *out)
 	return ret;
 }
 
-static int32_t h_req_ctx(fring_req *r, struct fring_req_ctx *out)
+static int32_t h_req_ctx(fring_req *h, struct fring_req_ctx *out)
 {
 	uint32_t size;
 
-	if (!r || !out || out->size < 8)
+	GET_REQ(r, h);
+	if (!out || out->size < 8)
 		return -EINVAL;
 	/* Honour the caller's struct size: an older plugin's struct is
 	 * shorter, and only the common prefix may be written. */
@@ -74,13 +82,17 @@ static int32_t h_req_ctx(fring_req *r, struct fring_req_ctx *out)
 	return 0;
 }
 
-static fring_mount *h_req_mount(fring_req *r)
+static fring_mount *h_req_mount(fring_req *h)
 {
+	struct fring_req *r = fring_req_get(h);
+
 	return r ? &r->dx->mount : NULL;
 }
 
-static int32_t h_req_interrupted(fring_req *r)
+static int32_t h_req_interrupted(fring_req *h)
 {
+	struct fring_req *r = fring_req_get(h);
+
 	return r ? atomic_load(&r->interrupted) : 0;
 }
 
@@ -99,44 +111,42 @@ static int empty_success(uint32_t op)
 	return 0;
 }
 
-static int32_t h_reply_err(fring_req *r, int32_t neg_errno)
+static int32_t h_reply_err(fring_req *h, int32_t neg_errno)
 {
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (neg_errno == 0 && !empty_success(r->opcode))
-		return fring_req_reply_misuse(r, "reply_err(0) (needs data)");
-	return fring_req_reply_error(r, neg_errno);
+		return fring_req_reply_misuse(h, "reply_err(0) (needs data)");
+	return fring_req_reply_error(h, neg_errno);
 }
 
 /* Claim and send one body part. */
-static int32_t send1(fring_req *r, const void *p, size_t len)
+static int32_t send1(fring_req *h, const void *p, size_t len)
 {
 	struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
-	int ret = fring_req_claim(r);
+	int ret = fring_req_claim(h);
 
-	return ret ? ret : fring_req_send(r, 0, &iov, 1);
+	return ret ? ret : fring_req_send(fring_req_ptr(h), 0, &iov, 1);
 }
 
-static int32_t h_reply_entry(fring_req *r, const struct fring_entry *e)
+static int32_t h_reply_entry(fring_req *h, const struct fring_entry *e)
 {
 	struct fuse_entry_out eo;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	switch (r->opcode) {
 	case FUSE_LOOKUP: case FUSE_MKNOD: case FUSE_MKDIR:
 	case FUSE_SYMLINK: case FUSE_LINK:
 		break;
 	default:
-		return fring_req_reply_misuse(r, "reply_entry");
+		return fring_req_reply_misuse(h, "reply_entry");
 	}
 	if (!e)
-		return fring_req_reply_misuse(r, "reply_entry(NULL)");
+		return fring_req_reply_misuse(h, "reply_entry(NULL)");
 	fring_encode_entry(e, &eo);
-	return send1(r, &eo, sizeof(eo));
+	return send1(h, &eo, sizeof(eo));
 }
 
-static int32_t h_reply_create(fring_req *r, const struct fring_entry *e,
+static int32_t h_reply_create(fring_req *h, const struct fring_entry *e,
 			      const struct fring_open_out *o)
 {
 	struct fuse_entry_out eo;
@@ -144,112 +154,105 @@ static int32_t h_reply_create(fring_req *r, const struct fring_entry *e,
 	struct iovec iov[2];
 	int ret;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_CREATE && r->opcode != FUSE_TMPFILE)
-		return fring_req_reply_misuse(r, "reply_create");
+		return fring_req_reply_misuse(h, "reply_create");
 	if (!e || !o)
-		return fring_req_reply_misuse(r, "reply_create(NULL)");
+		return fring_req_reply_misuse(h, "reply_create(NULL)");
 	fring_encode_entry(e, &eo);
 	fring_encode_open(o, &oo);
 	iov[0] = (struct iovec){ &eo, sizeof(eo) };
 	iov[1] = (struct iovec){ &oo, sizeof(oo) };
-	ret = fring_req_claim(r);
+	ret = fring_req_claim(h);
 	return ret ? ret : fring_req_send(r, 0, iov, 2);
 }
 
-static int32_t h_reply_attr(fring_req *r, const struct fring_attr *a,
+static int32_t h_reply_attr(fring_req *h, const struct fring_attr *a,
 			    uint64_t attr_timeout_ns)
 {
 	struct fuse_attr_out ao;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_GETATTR && r->opcode != FUSE_SETATTR)
-		return fring_req_reply_misuse(r, "reply_attr");
+		return fring_req_reply_misuse(h, "reply_attr");
 	if (!a)
-		return fring_req_reply_misuse(r, "reply_attr(NULL)");
+		return fring_req_reply_misuse(h, "reply_attr(NULL)");
 	fring_encode_attr_out(a, attr_timeout_ns, &ao);
-	return send1(r, &ao, sizeof(ao));
+	return send1(h, &ao, sizeof(ao));
 }
 
-static int32_t h_reply_statx(fring_req *r, const struct fring_statx *sx,
+static int32_t h_reply_statx(fring_req *h, const struct fring_statx *sx,
 			     uint64_t attr_timeout_ns)
 {
 	struct fuse_statx_out so;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_STATX)
-		return fring_req_reply_misuse(r, "reply_statx");
+		return fring_req_reply_misuse(h, "reply_statx");
 	if (!sx || sx->size < sizeof(*sx))
-		return fring_req_reply_misuse(r, "reply_statx(bad struct)");
+		return fring_req_reply_misuse(h, "reply_statx(bad struct)");
 	fring_encode_statx(sx, attr_timeout_ns, &so);
-	return send1(r, &so, sizeof(so));
+	return send1(h, &so, sizeof(so));
 }
 
-static int32_t h_reply_readlink(fring_req *r, const char *target, uint32_t len)
+static int32_t h_reply_readlink(fring_req *h, const char *target, uint32_t len)
 {
 	/* The kernel reads at most a page minus the NUL it appends. */
 	long limit = sysconf(_SC_PAGESIZE) - 1;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_READLINK)
-		return fring_req_reply_misuse(r, "reply_readlink");
+		return fring_req_reply_misuse(h, "reply_readlink");
 	if ((!target && len) || (long)len > limit)
-		return fring_req_reply_misuse(r, "reply_readlink(bad target)");
-	return send1(r, target, len);
+		return fring_req_reply_misuse(h, "reply_readlink(bad target)");
+	return send1(h, target, len);
 }
 
-static int32_t h_reply_open(fring_req *r, const struct fring_open_out *o)
+static int32_t h_reply_open(fring_req *h, const struct fring_open_out *o)
 {
 	struct fuse_open_out oo;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_OPEN && r->opcode != FUSE_OPENDIR)
-		return fring_req_reply_misuse(r, "reply_open");
+		return fring_req_reply_misuse(h, "reply_open");
 	if (!o)
-		return fring_req_reply_misuse(r, "reply_open(NULL)");
+		return fring_req_reply_misuse(h, "reply_open(NULL)");
 	fring_encode_open(o, &oo);
-	return send1(r, &oo, sizeof(oo));
+	return send1(h, &oo, sizeof(oo));
 }
 
-static int32_t h_reply_write(fring_req *r, uint32_t count)
+static int32_t h_reply_write(fring_req *h, uint32_t count)
 {
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	switch (r->opcode) {
 	case FUSE_WRITE:
 		if (count > r->d.a.write.len)
-			return fring_req_reply_misuse(r, "reply_write(count > len)");
+			return fring_req_reply_misuse(h, "reply_write(count > len)");
 		break;
 	case FUSE_COPY_FILE_RANGE:
 		if (count > r->d.a.copy.len)
-			return fring_req_reply_misuse(r, "reply_write(count > len)");
+			return fring_req_reply_misuse(h, "reply_write(count > len)");
 		break;
 	case FUSE_COPY_FILE_RANGE_64: {
 		struct fuse_copy_file_range_out co = { .bytes_copied = count };
 
 		if (count > r->d.a.copy.len)
-			return fring_req_reply_misuse(r, "reply_write(count > len)");
-		return send1(r, &co, sizeof(co));
+			return fring_req_reply_misuse(h, "reply_write(count > len)");
+		return send1(h, &co, sizeof(co));
 	}
 	default:
-		return fring_req_reply_misuse(r, "reply_write");
+		return fring_req_reply_misuse(h, "reply_write");
 	}
 	struct fuse_write_out wo = { .size = count };
 
-	return send1(r, &wo, sizeof(wo));
+	return send1(h, &wo, sizeof(wo));
 }
 
-static int32_t h_reply_data(fring_req *r, const void *data, uint32_t len)
+static int32_t h_reply_data(fring_req *h, const void *data, uint32_t len)
 {
 	uint32_t max;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	switch (r->opcode) {
 	case FUSE_READ:
 		max = r->d.a.read.len;
@@ -258,71 +261,67 @@ static int32_t h_reply_data(fring_req *r, const void *data, uint32_t len)
 		max = r->d.a.xattr.max;
 		if (max == 0)
 			return fring_req_reply_misuse(
-				r, "reply_data (size probe needs reply_xattr_size)");
+				h, "reply_data (size probe needs reply_xattr_size)");
 		break;
 	default:
-		return fring_req_reply_misuse(r, "reply_data");
+		return fring_req_reply_misuse(h, "reply_data");
 	}
 	if (len > max)
-		return fring_req_reply_misuse(r, "reply_data(len > requested size)");
+		return fring_req_reply_misuse(h, "reply_data(len > requested size)");
 	if (!data && len)
-		return fring_req_reply_misuse(r, "reply_data(NULL)");
-	return send1(r, data, len);
+		return fring_req_reply_misuse(h, "reply_data(NULL)");
+	return send1(h, data, len);
 }
 
-static int32_t h_reply_statfs(fring_req *r, const struct fring_statfs *s)
+static int32_t h_reply_statfs(fring_req *h, const struct fring_statfs *s)
 {
 	struct fuse_statfs_out so;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_STATFS)
-		return fring_req_reply_misuse(r, "reply_statfs");
+		return fring_req_reply_misuse(h, "reply_statfs");
 	if (!s)
-		return fring_req_reply_misuse(r, "reply_statfs(NULL)");
+		return fring_req_reply_misuse(h, "reply_statfs(NULL)");
 	fring_encode_statfs(s, &so);
-	return send1(r, &so, sizeof(so));
+	return send1(h, &so, sizeof(so));
 }
 
-static int32_t h_reply_xattr_size(fring_req *r, uint32_t value_size)
+static int32_t h_reply_xattr_size(fring_req *h, uint32_t value_size)
 {
 	struct fuse_getxattr_out go = { .size = value_size };
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if ((r->opcode != FUSE_GETXATTR && r->opcode != FUSE_LISTXATTR) ||
 	    r->d.a.xattr.max != 0)
-		return fring_req_reply_misuse(r, "reply_xattr_size");
-	return send1(r, &go, sizeof(go));
+		return fring_req_reply_misuse(h, "reply_xattr_size");
+	return send1(h, &go, sizeof(go));
 }
 
-static int32_t h_reply_lock(fring_req *r, const struct fring_lock *l)
+static int32_t h_reply_lock(fring_req *h, const struct fring_lock *l)
 {
 	struct fuse_lk_out lo;
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_GETLK)
-		return fring_req_reply_misuse(r, "reply_lock");
+		return fring_req_reply_misuse(h, "reply_lock");
 	if (!l)
-		return fring_req_reply_misuse(r, "reply_lock(NULL)");
+		return fring_req_reply_misuse(h, "reply_lock(NULL)");
 	memset(&lo, 0, sizeof(lo));
 	lo.lk.start = l->start;
 	lo.lk.end = l->end;
 	lo.lk.type = l->type;
 	lo.lk.pid = l->pid;
-	return send1(r, &lo, sizeof(lo));
+	return send1(h, &lo, sizeof(lo));
 }
 
-static int32_t h_reply_lseek(fring_req *r, uint64_t offset)
+static int32_t h_reply_lseek(fring_req *h, uint64_t offset)
 {
 	struct fuse_lseek_out so = { .offset = offset };
 
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (r->opcode != FUSE_LSEEK)
-		return fring_req_reply_misuse(r, "reply_lseek");
-	return send1(r, &so, sizeof(so));
+		return fring_req_reply_misuse(h, "reply_lseek");
+	return send1(h, &so, sizeof(so));
 }
 
 /* ---- directory listings ---- */
@@ -356,18 +355,16 @@ static int dir_buf(struct fring_req *r)
 	return 0;
 }
 
-static int32_t dir_check(fring_req *r, const char *what)
+static int32_t dir_check(fring_req *h, struct fring_req *r, const char *what)
 {
-	if (!r)
-		return -EINVAL;
-	if (atomic_load(&r->state) != FRING_REQ_PENDING)
+	if (FRING_REQ_ST(atomic_load(&r->state)) != FRING_REQ_PENDING)
 		return -EALREADY;
 	if (!is_readdir(r))
-		return fring_req_reply_misuse(r, what);
+		return fring_req_reply_misuse(h, what);
 	return dir_buf(r);
 }
 
-static int32_t dir_result(fring_req *r, int ret)
+static int32_t dir_result(struct fring_req *r, int ret)
 {
 	if (ret < 0)
 		fring_log_ratelimited("dir-add", FRING_LOG_WARN,
@@ -379,12 +376,14 @@ static int32_t dir_result(fring_req *r, int ret)
 	return ret;
 }
 
-static int32_t h_dir_add(fring_req *r, const char *name, uint32_t namelen,
+static int32_t h_dir_add(fring_req *h, const char *name, uint32_t namelen,
 			 uint64_t ino, uint32_t type, uint64_t next_off)
 {
-	int32_t ret = dir_check(r, "dir_add");
+	int32_t ret;
 	size_t start;
 
+	GET_REQ(r, h);
+	ret = dir_check(h, r, "dir_add");
 	if (ret)
 		return ret;
 	if (r->opcode == FUSE_READDIR)
@@ -406,11 +405,13 @@ static int32_t h_dir_add(fring_req *r, const char *name, uint32_t namelen,
 	return dir_result(r, ret);
 }
 
-static int32_t h_dir_add_plus(fring_req *r, const char *name, uint32_t namelen,
+static int32_t h_dir_add_plus(fring_req *h, const char *name, uint32_t namelen,
 			      const struct fring_entry *e, uint64_t next_off)
 {
-	int32_t ret = dir_check(r, "dir_add_plus");
+	int32_t ret;
 
+	GET_REQ(r, h);
+	ret = dir_check(h, r, "dir_add_plus");
 	if (ret)
 		return ret;
 	if (!e)
@@ -425,53 +426,54 @@ static int32_t h_dir_add_plus(fring_req *r, const char *name, uint32_t namelen,
 						     namelen, e, next_off));
 }
 
-static int32_t h_reply_dir(fring_req *r)
+static int32_t h_reply_dir(fring_req *h)
 {
-	if (!r)
-		return -EINVAL;
+	GET_REQ(r, h);
 	if (!is_readdir(r))
-		return fring_req_reply_misuse(r, "reply_dir");
-	return send1(r, r->dirbuf, r->dirbuf ? r->dir_used : 0);
+		return fring_req_reply_misuse(h, "reply_dir");
+	return send1(h, r->dirbuf, r->dirbuf ? r->dir_used : 0);
 }
 
 /* ---- data-path services (ABI 1.1) ---- */
 
-static int32_t h_req_read_fd(fring_req *r, int32_t fd, uint64_t offset,
+static int32_t h_req_read_fd(fring_req *h, int32_t fd, uint64_t offset,
 			     uint32_t len, uint32_t flags)
 {
 	int ret;
 
-	if (!r || flags || r->opcode != FUSE_READ || len > r->d.a.read.len)
+	GET_REQ(r, h);
+	if (flags || r->opcode != FUSE_READ || len > r->d.a.read.len)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
 	if (r->read_fd) {
-		ret = r->read_fd(r, fd, offset, len);
+		ret = r->read_fd(h, fd, offset, len);
 		if (ret != -EOPNOTSUPP)
 			return ret;
 	}
-	ret = fring_req_claim(r);
+	ret = fring_req_claim(h);
 	if (ret)
 		return ret;
 	fring_req_read_fd_sync(r, fd, offset, len);
 	return 0;
 }
 
-static int32_t h_req_write_fd(fring_req *r, int32_t fd, uint64_t offset,
+static int32_t h_req_write_fd(fring_req *h, int32_t fd, uint64_t offset,
 			      uint32_t flags)
 {
 	int ret;
 
-	if (!r || flags || r->opcode != FUSE_WRITE)
+	GET_REQ(r, h);
+	if (flags || r->opcode != FUSE_WRITE)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
 	if (r->write_fd) {
-		ret = r->write_fd(r, fd, offset);
+		ret = r->write_fd(h, fd, offset);
 		if (ret != -EOPNOTSUPP)
 			return ret;
 	}
-	ret = fring_req_claim(r);
+	ret = fring_req_claim(h);
 	if (ret)
 		return ret;
 	fring_req_write_fd_sync(r, fd, offset);
@@ -482,6 +484,11 @@ static void h_mount_request_shutdown(fring_mount *m)
 {
 	if (m && m->request_shutdown)
 		m->request_shutdown(m);
+}
+
+static const char *h_mount_point(fring_mount *m)
+{
+	return m ? m->path : NULL;
 }
 
 static const struct fring_host_api host_table = {
@@ -515,6 +522,7 @@ static const struct fring_host_api host_table = {
 	.req_read_fd = h_req_read_fd,
 	.req_write_fd = h_req_write_fd,
 	.reply_statx = h_reply_statx,
+	.mount_point = h_mount_point,
 };
 
 const struct fring_host_api *fring_host_table(void)

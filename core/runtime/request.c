@@ -155,10 +155,26 @@ struct fring_req *fring_inflight_pop(struct fring_inflight *t)
 	return NULL;
 }
 
+/* The generation (24 bits) of a state word, and the next one for a
+ * recycled request: never 0 in its low 16 bits, the handle's share. */
+#define GEN_OF(s) ((unsigned)(s) >> 8)
+#define WITH_ST(s, st) (((unsigned)(s) & ~0xffu) | (st))
+
+static unsigned next_gen(unsigned gen)
+{
+	gen = (gen + 1) & 0xffffffu;
+	return gen & 0xffffu ? gen : gen + 1;
+}
+
 void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 		    fring_send_fn send, fring_release_fn release, void *tdata,
 		    int fd, uint32_t queue)
 {
+	/* Transports hand in zeroed or recycled memory; the generation lives
+	 * on across the memset. */
+	unsigned gen = next_gen(GEN_OF(atomic_load_explicit(&r->state,
+							    memory_order_relaxed)));
+
 	memset(r, 0, sizeof(*r));
 	r->dx = dx;
 	r->send = send;
@@ -166,8 +182,49 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 	r->tdata = tdata;
 	r->fd = fd;
 	r->queue = queue;
-	atomic_init(&r->state, FRING_REQ_PENDING);
 	atomic_init(&r->interrupted, 0);
+	/* Last, with release order: a stale handle that sees the new
+	 * generation sees a fully initialised request. */
+	atomic_store_explicit(&r->state, gen << 8 | FRING_REQ_PENDING,
+			      memory_order_release);
+}
+
+fring_req *fring_req_handle(struct fring_req *r)
+{
+	uintptr_t a = (uintptr_t)r;
+
+	/* An address above 48 bits (not seen on Linux without an explicit
+	 * high mmap hint) goes untagged: unchecked, never misread. */
+	if (a & ~(uintptr_t)FRING_REQ_ADDR_MASK)
+		return r;
+	return (fring_req *)(a | (uintptr_t)(GEN_OF(atomic_load_explicit(
+			     &r->state, memory_order_relaxed)) & 0xffffu)
+			     << FRING_REQ_HANDLE_SHIFT);
+}
+
+static int stale(struct fring_req *r, uint32_t hgen, unsigned s)
+{
+	if (!hgen || (GEN_OF(s) & 0xffffu) == hgen)
+		return 0;
+	FRING_STAT_INC(r->dx, r->queue, misuse);
+	fring_log_ratelimited("stale-handle", FRING_LOG_WARN,
+			      "%s: plugin used the handle of a request it had "
+			      "answered (the slot now holds %s, unique %llu); "
+			      "refused", r->dx->mount.name,
+			      fring_opcode_name(r->opcode),
+			      (unsigned long long)r->unique);
+	return 1;
+}
+
+struct fring_req *fring_req_get(fring_req *h)
+{
+	struct fring_req *r = fring_req_ptr(h);
+
+	if (!r)
+		return NULL;
+	return stale(r, fring_req_hgen(h),
+		     atomic_load_explicit(&r->state, memory_order_acquire))
+		       ? NULL : r;
 }
 
 void fring_req_track(struct fring_req *r)
@@ -175,7 +232,7 @@ void fring_req_track(struct fring_req *r)
 	struct fring_inflight *t = &r->dx->inflight;
 
 	r->tracked = 1;
-	atomic_fetch_add(&r->dx->outstanding, 1);
+	FRING_STAT_INC(r->dx, r->queue, outstanding);
 	inflight_add(t, r);
 	if (atomic_load(&t->npending) > 0) {
 		pthread_mutex_lock(&t->pending_lock);
@@ -190,6 +247,7 @@ void fring_req_track(struct fring_req *r)
 static void req_finish(struct fring_req *r)
 {
 	struct fring_dispatch *dx = r->dx;
+	uint32_t queue = r->queue; /* r may be reused once released */
 	int tracked = r->tracked;
 
 	if (tracked)
@@ -200,23 +258,37 @@ static void req_finish(struct fring_req *r)
 	r->release(r);
 	/* Counted last so that "outstanding == 0" means every release ran. */
 	if (tracked)
-		atomic_fetch_sub(&dx->outstanding, 1);
+		atomic_fetch_sub(&fring_stats_of(dx, queue)->outstanding, 1);
 }
 
-int fring_req_claim(struct fring_req *r)
+int fring_req_claim(fring_req *h)
 {
-	int s = FRING_REQ_PENDING;
+	struct fring_req *r = fring_req_ptr(h);
+	uint32_t hgen = fring_req_hgen(h);
+	unsigned s = atomic_load(&r->state);
 
-	if (atomic_compare_exchange_strong(&r->state, &s, FRING_REQ_REPLIED))
-		return 0;
-	/* s is what was found; a failed CAS reloads it. */
-	while (s == FRING_REQ_EXPIRING || s == FRING_REQ_EXPIRED) {
-		if (s == FRING_REQ_EXPIRING &&
-		    atomic_compare_exchange_strong(&r->state, &s, FRING_REQ_LATE))
-			return -EALREADY; /* the expiring thread finishes r */
-		if (s == FRING_REQ_EXPIRED &&
+	/* Every CAS below compares the whole word, generation included: a
+	 * request recycled meanwhile fails it and is re-checked here. */
+	for (;;) {
+		if (stale(r, hgen, s))
+			return -EALREADY;
+		if (FRING_REQ_ST(s) != FRING_REQ_PENDING)
+			break;
+		if (atomic_compare_exchange_strong(&r->state, &s,
+						   WITH_ST(s, FRING_REQ_REPLIED)))
+			return 0;
+	}
+	while (FRING_REQ_ST(s) == FRING_REQ_EXPIRING ||
+	       FRING_REQ_ST(s) == FRING_REQ_EXPIRED) {
+		if (stale(r, hgen, s))
+			return -EALREADY;
+		if (FRING_REQ_ST(s) == FRING_REQ_EXPIRING &&
 		    atomic_compare_exchange_strong(&r->state, &s,
-						   FRING_REQ_REPLIED)) {
+						   WITH_ST(s, FRING_REQ_LATE)))
+			return -EALREADY; /* the expiring thread finishes r */
+		if (FRING_REQ_ST(s) == FRING_REQ_EXPIRED &&
+		    atomic_compare_exchange_strong(&r->state, &s,
+						   WITH_ST(s, FRING_REQ_REPLIED))) {
 			fring_dbg("%s: late reply to %s (unique %llu) after its "
 				  "interrupt deadline: dropped",
 				  r->dx->mount.name, fring_opcode_name(r->opcode),
@@ -258,13 +330,11 @@ static int send_reply(struct fring_req *r, int32_t error,
 	iov[0].iov_len = sizeof(oh);
 
 	ret = r->send(r, iov, n);
-	atomic_fetch_add_explicit(&dx->stats.replies, 1, memory_order_relaxed);
+	FRING_STAT_INC(dx, r->queue, replies);
 	if (error)
-		atomic_fetch_add_explicit(&dx->stats.errors, 1,
-					  memory_order_relaxed);
+		FRING_STAT_INC(dx, r->queue, errors);
 	if (ret < 0 && ret != -ENOENT)
-		atomic_fetch_add_explicit(&dx->stats.send_failures, 1,
-					  memory_order_relaxed);
+		FRING_STAT_INC(dx, r->queue, send_failures);
 	return ret;
 }
 
@@ -285,18 +355,22 @@ static struct fring_req *expire_claim(struct fring_inflight *t,
 {
 	unsigned i = bucket_of(unique);
 	struct fring_req *r;
-	int s = FRING_REQ_PENDING;
+	unsigned s;
 
 	*ring = 0;
 	pthread_mutex_lock(&t->b[i].lock);
 	for (r = t->b[i].head; r && r->unique != unique; r = r->hnext)
 		;
-	if (r && r->fd < 0) {
-		*ring = atomic_load(&r->state) == FRING_REQ_PENDING;
-		r = NULL;
-	} else if (r && !atomic_compare_exchange_strong(&r->state, &s,
-							FRING_REQ_EXPIRING)) {
-		r = NULL;
+	if (r) {
+		s = atomic_load(&r->state);
+		if (r->fd < 0) {
+			*ring = FRING_REQ_ST(s) == FRING_REQ_PENDING;
+			r = NULL;
+		} else if (FRING_REQ_ST(s) != FRING_REQ_PENDING ||
+			   !atomic_compare_exchange_strong(
+				   &r->state, &s, WITH_ST(s, FRING_REQ_EXPIRING))) {
+			r = NULL;
+		}
 	}
 	pthread_mutex_unlock(&t->b[i].lock);
 	return r;
@@ -305,7 +379,8 @@ static struct fring_req *expire_claim(struct fring_inflight *t,
 void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
 		      unsigned waited_ms)
 {
-	int ring, s = FRING_REQ_EXPIRING;
+	int ring;
+	unsigned s;
 	struct fring_req *r = expire_claim(&dx->inflight, unique, &ring);
 
 	if (!r) {
@@ -325,21 +400,24 @@ void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
 			      dx->mount.name, fring_opcode_name(r->opcode),
 			      (unsigned long long)unique, waited_ms);
 	send_reply(r, -EINTR, NULL, 0);
-	if (!atomic_compare_exchange_strong(&r->state, &s, FRING_REQ_EXPIRED))
+	/* Only this thread or a LATE claim move it out of EXPIRING. */
+	s = WITH_ST(atomic_load(&r->state), FRING_REQ_EXPIRING);
+	if (!atomic_compare_exchange_strong(&r->state, &s,
+					    WITH_ST(s, FRING_REQ_EXPIRED)))
 		req_finish(r); /* LATE: the plugin replied meanwhile */
 }
 
-int fring_req_reply_error(struct fring_req *r, int32_t neg_errno)
+int fring_req_reply_error(fring_req *h, int32_t neg_errno)
 {
+	struct fring_req *r = fring_req_ptr(h);
 	int bad = 0, ret;
 	int32_t e = fring_proto_sanitize_error(neg_errno, &bad);
 
-	ret = fring_req_claim(r);
+	ret = fring_req_claim(h);
 	if (ret)
 		return ret;
 	if (bad) {
-		atomic_fetch_add_explicit(&r->dx->stats.misuse, 1,
-					  memory_order_relaxed);
+		FRING_STAT_INC(r->dx, r->queue, misuse);
 		fring_log_ratelimited("bad-errno", FRING_LOG_WARN,
 				      "%s: plugin replied %d to %s (unique %llu): "
 				      "not a negative errno, sent EIO",
@@ -352,13 +430,14 @@ int fring_req_reply_error(struct fring_req *r, int32_t neg_errno)
 	return fring_req_send(r, e, NULL, 0);
 }
 
-int fring_req_reply_misuse(struct fring_req *r, const char *what)
+int fring_req_reply_misuse(fring_req *h, const char *what)
 {
-	int ret = fring_req_claim(r);
+	struct fring_req *r = fring_req_ptr(h);
+	int ret = fring_req_claim(h);
 
 	if (ret)
 		return ret;
-	atomic_fetch_add_explicit(&r->dx->stats.misuse, 1, memory_order_relaxed);
+	FRING_STAT_INC(r->dx, r->queue, misuse);
 	fring_log_ratelimited("reply-misuse", FRING_LOG_WARN,
 			      "%s: plugin answered %s (unique %llu) with %s; "
 			      "sent EIO",
@@ -368,23 +447,30 @@ int fring_req_reply_misuse(struct fring_req *r, const char *what)
 	return -EINVAL;
 }
 
+static void set_replied(struct fring_req *r)
+{
+	atomic_store(&r->state, WITH_ST(atomic_load(&r->state),
+					FRING_REQ_REPLIED));
+}
+
 void fring_req_drop(struct fring_req *r)
 {
-	atomic_store(&r->state, FRING_REQ_REPLIED);
+	set_replied(r);
 	req_finish(r);
 }
 
 void fring_req_abandon(struct fring_req *r)
 {
 	struct fring_dispatch *dx = r->dx;
+	uint32_t queue = r->queue;
 
 	/* Already out of the table (fring_inflight_pop). */
-	atomic_store(&r->state, FRING_REQ_REPLIED);
+	set_replied(r);
 	if (r->dir_malloced)
 		free(r->dirbuf);
 	r->dirbuf = NULL;
 	r->release(r);
-	atomic_fetch_sub(&dx->outstanding, 1);
+	atomic_fetch_sub(&fring_stats_of(dx, queue)->outstanding, 1);
 }
 
 /* ---- data-path services, synchronous (/dev/fuse) ---- */

@@ -32,23 +32,51 @@ typedef int (*fring_send_fn)(struct fring_req *r, const struct iovec *iov,
 /* Transport hook: the request is finished; its memory may be reused. */
 typedef void (*fring_release_fn)(struct fring_req *r);
 /* Optional transport hooks for the data-path services (req_read_fd,
- * req_write_fd), called after the host checked opcode, fd and length but
- * before anything claimed the request. Same contract as the ABI: 0 means
+ * req_write_fd), called with the plugin's handle after the host checked
+ * it, the opcode, fd and length but before anything claimed the request
+ * (claim through the handle). Same contract as the ABI: 0 means
  * accepted (the transport replies when the I/O completes), -errno means
  * not accepted and the request is still unanswered; -EOPNOTSUPP sends the
  * host to its synchronous pread/pwrite path. NULL: synchronous path. */
-typedef int (*fring_read_fd_fn)(struct fring_req *r, int fd, uint64_t off,
+typedef int (*fring_read_fd_fn)(fring_req *h, int fd, uint64_t off,
 				uint32_t len);
-typedef int (*fring_write_fd_fn)(struct fring_req *r, int fd, uint64_t off);
+typedef int (*fring_write_fd_fn)(fring_req *h, int fd, uint64_t off);
 
-/* Reply states. EXPIRING/EXPIRED/LATE: the runtime answered an interrupted
- * request for the plugin at its deadline (expiry.h) and keeps it alive
- * until the plugin's own reply (dropped) or the session's end. */
+/* Reply states, in the low 8 bits of fring_req.state (the bits above hold
+ * the request's generation, see handles below). EXPIRING/EXPIRED/LATE: the
+ * runtime answered an interrupted request for the plugin at its deadline
+ * (expiry.h) and keeps it alive until the plugin's own reply (dropped) or
+ * the session's end. */
 #define FRING_REQ_PENDING 0
 #define FRING_REQ_REPLIED 1
 #define FRING_REQ_EXPIRING 2 /* the runtime is sending EINTR */
 #define FRING_REQ_EXPIRED 3  /* EINTR sent; the plugin still holds it */
 #define FRING_REQ_LATE 4     /* the plugin replied while EXPIRING */
+#define FRING_REQ_ST(s) ((unsigned)(s) & 0xffu)
+
+/* Plugin-facing handles. Transports recycle a request's memory for the
+ * next request as soon as it is answered, so a plugin that replies again
+ * later (a second reply from another thread, a reply after the runtime's
+ * interrupt deadline...) must not reach the new request. The handle a
+ * plugin gets is the request's address with a 16-bit generation in bits
+ * 48..63 (user addresses on x86_64 and arm64 fit in 48 bits); every reply
+ * and inspection checks it against the request, and the claim compares it
+ * in the same atomic step, so a stale handle gets -EALREADY, exactly.
+ * Untagged pointers (generation 0: the runtime's own calls) are not
+ * checked. Request memory must stay allocated while a plugin may hold a
+ * handle: the transports never free it before the session ends. */
+#define FRING_REQ_HANDLE_SHIFT 48
+#define FRING_REQ_ADDR_MASK ((UINT64_C(1) << FRING_REQ_HANDLE_SHIFT) - 1)
+
+static inline struct fring_req *fring_req_ptr(fring_req *h)
+{
+	return (struct fring_req *)(uintptr_t)((uintptr_t)h & FRING_REQ_ADDR_MASK);
+}
+
+static inline uint32_t fring_req_hgen(const fring_req *h)
+{
+	return (uint32_t)((uintptr_t)h >> FRING_REQ_HANDLE_SHIFT);
+}
 
 struct fring_req {
 	struct fring_dispatch *dx;
@@ -70,7 +98,7 @@ struct fring_req {
 	uint32_t in_len; /* fuse_in_header.len, for messages */
 	struct fring_decoded d;
 
-	atomic_int state;       /* FRING_REQ_PENDING -> FRING_REQ_REPLIED */
+	atomic_uint state;      /* generation << 8 | FRING_REQ_* */
 	atomic_int interrupted; /* set by INTERRUPT */
 	int tracked;            /* in the in-flight table, counted outstanding */
 	struct fring_req *hnext;
@@ -94,7 +122,7 @@ struct fring_inflight {
 	struct {
 		pthread_mutex_t lock;
 		struct fring_req *head;
-	} b[FRING_INFLIGHT_BUCKETS];
+	} __attribute__((aligned(64))) b[FRING_INFLIGHT_BUCKETS]; /* a line each */
 	pthread_mutex_t pending_lock;
 	atomic_int npending;
 	struct {
@@ -121,10 +149,18 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
  * by dispatch before the plugin sees it. */
 void fring_req_track(struct fring_req *r);
 
-/* Claim the single reply. 0, or -EALREADY (logged) if already answered.
- * A late reply to a request the runtime answered at its interrupt deadline
- * also gets -EALREADY, and finishes the request. */
-int fring_req_claim(struct fring_req *r);
+/* The handle to give the plugin for r (tagged with r's generation). */
+fring_req *fring_req_handle(struct fring_req *r);
+
+/* The request behind handle h (tagged or not), or NULL if h is stale: its
+ * request was answered and the memory now holds another one (logged). */
+struct fring_req *fring_req_get(fring_req *h);
+
+/* Claim the single reply through handle h (tagged, or a plain pointer from
+ * the runtime itself). 0, or -EALREADY (logged) if already answered or h is
+ * stale. A late reply to a request the runtime answered at its interrupt
+ * deadline also gets -EALREADY, and finishes the request. */
+int fring_req_claim(fring_req *h);
 
 /* The interrupt deadline of request `unique` passed (expiry.h): if it is
  * still unanswered, answer EINTR for the plugin (where fd >= 0) and log. */
@@ -137,13 +173,14 @@ void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
 int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
 		   int nbody);
 
-/* Claim + send an error (sanitized). Returns -EALREADY if already answered,
- * else the send result. */
-int fring_req_reply_error(struct fring_req *r, int32_t neg_errno);
+/* Claim (through handle h) + send an error (sanitized). Returns -EALREADY
+ * if already answered, else the send result. */
+int fring_req_reply_error(fring_req *h, int32_t neg_errno);
 
-/* A plugin bug: wrong reply kind or bad value. Claims, logs (rate
- * limited), sends EIO. Returns -EINVAL, or -EALREADY if already answered. */
-int fring_req_reply_misuse(struct fring_req *r, const char *what);
+/* A plugin bug: wrong reply kind or bad value. Claims (through handle h),
+ * logs (rate limited), sends EIO. Returns -EINVAL, or -EALREADY if already
+ * answered. */
+int fring_req_reply_misuse(fring_req *h, const char *what);
 
 /* Finish a request that gets no reply (FORGET, INTERRUPT, NOTIFY_REPLY). */
 void fring_req_drop(struct fring_req *r);

@@ -21,16 +21,19 @@
 #include "../transport/devfuse.h"
 #include "../transport/uring.h"
 #include "dispatch.h"
+#include "flush.h"
 #include "init.h"
 #include "log.h"
 
-/* Stop must end within 2 s (SIGTERM contract). After the (lazy) unmount
- * the workers end at once unless files are still open on the detached
- * mount; then the connection lives as long as they do, so waiting longer
- * gains nothing: abort it. An abort fails only requests whose reply was
- * not yet sent, so nothing the plugin acknowledged is lost (with a
- * writeback cache, data the kernel acknowledged but never sent is: only
- * fsync'd data is safe there). */
+/* Stop must end within 2 s (SIGTERM contract). With the writeback cache,
+ * dirty pages are flushed first (flush.h), while everything still serves.
+ * After the (lazy) unmount the workers end at once unless files are still
+ * open on the detached mount; then the connection lives as long as they
+ * do, so waiting longer gains nothing: abort it. An abort fails only
+ * requests whose reply was not yet sent, so nothing the plugin
+ * acknowledged is lost (with a writeback cache, pages still dirty after
+ * the flush budget are: only fsync'd data is safe for certain there). */
+#define STOP_SYNC_MS 800  /* writeback cache: syncfs budget */
 #define STOP_JOIN_MS 300  /* then abort the connection via fusectl */
 #define STOP_ABORT_MS 400 /* then cancel / abandon workers */
 #define STOP_DRAIN_MS 300 /* plugin replies still in flight after the join */
@@ -378,19 +381,20 @@ static long drain(struct fring_session *s)
 	long left;
 
 	for (int waited = 0; waited < STOP_DRAIN_MS; waited += 10) {
-		left = atomic_load(&s->dx.outstanding);
+		left = fring_dispatch_outstanding(&s->dx);
 		if (left <= 0)
 			return 0;
 		nanosleep(&ts, NULL);
 	}
-	return atomic_load(&s->dx.outstanding);
+	return fring_dispatch_outstanding(&s->dx);
 }
 
 static void log_stats(struct fring_session *s)
 {
-	const struct fring_stats *st = &s->dx.stats;
+	struct fring_stats sum, *st = &sum;
 	unsigned long total = 0;
 
+	fring_dispatch_stats(&s->dx, &sum);
 	for (unsigned i = 0; i <= FUSE_OPCODE_MAX; i++)
 		total += atomic_load(&st->requests[i]);
 	fring_dbg("%s: %lu requests, %lu replies (%lu errors), %lu malformed, "
@@ -399,6 +403,26 @@ static void log_stats(struct fring_session *s)
 		  atomic_load(&st->errors), atomic_load(&st->malformed),
 		  atomic_load(&st->interrupts), atomic_load(&st->misuse),
 		  atomic_load(&st->send_failures));
+}
+
+/* Writeback cache: the kernel holds acknowledged writes the plugin has
+ * not seen; have them written back while the queues still serve. */
+static void flush_writeback(struct fring_session *s)
+{
+	int ret;
+
+	if (!(s->init.want & FUSE_WRITEBACK_CACHE) ||
+	    !fring_session_still_mounted(s))
+		return;
+	ret = fring_flush_mount(s->mountpoint, STOP_SYNC_MS);
+	if (ret == -ETIMEDOUT)
+		fring_warn("%s: dirty pages still being written back after %u ms; "
+			   "unmounting anyway (what is not on the backing store "
+			   "yet is lost; fsync'd data is safe)", s->mountpoint,
+			   STOP_SYNC_MS);
+	else if (ret)
+		fring_warn("%s: flushing the writeback cache: %s", s->mountpoint,
+			   strerror(-ret));
 }
 
 void fring_session_stop(struct fring_session *s)
@@ -417,6 +441,7 @@ void fring_session_stop(struct fring_session *s)
 	pthread_mutex_unlock(&s->lock);
 
 	if (s->mounted) {
+		flush_writeback(s);
 		unmount_own(s);
 		if (fring_devfuse_join(s->df, STOP_JOIN_MS)) {
 			abort_connection(s);

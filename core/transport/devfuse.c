@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,11 @@ struct fring_devfuse {
 	pthread_mutex_t pool_lock;
 	struct dbuf *pool;
 	unsigned pool_n, pool_max;
+	/* Buffers beyond pool_max, their data pages given back to the kernel.
+	 * A buffer is never freed before the transport: a plugin may still
+	 * use the handle of a request it answered, and the check that
+	 * refuses it reads the request's memory (request.h, handles). */
+	struct dbuf *cold;
 	unsigned abandoned; /* workers detached while stuck: never free t */
 };
 
@@ -71,12 +77,15 @@ static struct dbuf *buf_get(struct fring_devfuse *t)
 	if (b) {
 		t->pool = b->next;
 		t->pool_n--;
+	} else if ((b = t->cold)) {
+		t->cold = b->next;
 	}
 	pthread_mutex_unlock(&t->pool_lock);
 	if (b)
 		return b;
 	if (posix_memalign((void **)&b, 64, sizeof(*b) + t->p.bufsize))
 		return NULL;
+	memset(&b->req, 0, sizeof(b->req));
 	b->t = t;
 	b->next = NULL;
 	return b;
@@ -101,28 +110,55 @@ static int pool_fill(struct fring_devfuse *t)
 	return 0;
 }
 
+static void free_list(struct dbuf *b)
+{
+	while (b) {
+		struct dbuf *next = b->next;
+
+		free(b);
+		b = next;
+	}
+}
+
 static void pool_empty(struct fring_devfuse *t)
 {
-	while (t->pool) {
-		struct dbuf *b = t->pool;
-
-		t->pool = b->next;
-		free(b);
-	}
+	free_list(t->pool);
+	free_list(t->cold);
+	t->pool = t->cold = NULL;
 	t->pool_n = 0;
+}
+
+/* Give the whole pages of b's data area back (they read as zeros later;
+ * read() overwrites them before any use). */
+static void buf_chill(struct fring_devfuse *t, struct dbuf *b)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)b->data + pg - 1) & ~(pg - 1);
+	uintptr_t hi = ((uintptr_t)b->data + t->p.bufsize) & ~(pg - 1);
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 static void buf_put(struct fring_devfuse *t, struct dbuf *b)
 {
+	int hot;
+
 	pthread_mutex_lock(&t->pool_lock);
-	if (t->pool_n < t->pool_max) {
+	hot = t->pool_n < t->pool_max;
+	if (hot) {
 		b->next = t->pool;
 		t->pool = b;
 		t->pool_n++;
-		b = NULL;
 	}
 	pthread_mutex_unlock(&t->pool_lock);
-	free(b);
+	if (hot)
+		return;
+	buf_chill(t, b);
+	pthread_mutex_lock(&t->pool_lock);
+	b->next = t->cold;
+	t->cold = b;
+	pthread_mutex_unlock(&t->pool_lock);
 }
 
 /* Transport hooks for struct fring_req. The reply must go to the fd that

@@ -113,16 +113,16 @@ int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
 /* Whether r was received over a ring (so the services below apply). */
 int fring_uring_owns(const struct fring_req *r);
 
-/* ABI 1.1 data-path services for a ring request (any thread). On 0 the
- * request is answered by the runtime when the I/O completes; a negative
- * errno means not accepted and r is still unanswered:
- *   -EOPNOTSUPP  r is not a ring request (use the synchronous path);
+/* ABI 1.1 data-path services for a ring request (any thread), given the
+ * plugin's handle h (request.h). On 0 the request is answered by the
+ * runtime when the I/O completes; a negative errno means not accepted and
+ * the request is still unanswered:
+ *   -EOPNOTSUPP  not a ring request (use the synchronous path);
  *   -EINVAL      wrong opcode, or len above the READ's size;
  *   -EBADF       fd < 0;
- *   -EALREADY    r was answered already. */
-int fring_uring_read_fd(struct fring_req *r, int fd, uint64_t offset,
-			uint32_t len);
-int fring_uring_write_fd(struct fring_req *r, int fd, uint64_t offset);
+ *   -EALREADY    answered already (or h is stale). */
+int fring_uring_read_fd(fring_req *h, int fd, uint64_t offset, uint32_t len);
+int fring_uring_write_fd(fring_req *h, int fd, uint64_t offset);
 
 /* ---- INIT-time selection, for the session (uring_init.c) ---- */
 

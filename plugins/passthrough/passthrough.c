@@ -117,6 +117,37 @@ static mode_t process_umask(void)
 	return (mode_t)m;
 }
 
+/* A mountpoint inside the source would show the mount inside itself:
+ * looking it up makes the server call into its own mount and wait on the
+ * very queue that must answer (over io_uring, a deadlock no signal ends).
+ * The mountpoint may be the source itself: root_fd is opened before the
+ * mount covers it. */
+static int pt_check_mountpoint(struct pt_fs *fs)
+{
+	const char *mp = NULL;
+	char *src;
+	size_t n;
+	int inside;
+
+	if (FRING_HAS_FIELD(fring_host, struct fring_host_api, mount_point) &&
+	    fring_host->mount_point)
+		mp = fring_host->mount_point(fs->mount);
+	src = mp ? realpath(fs->source, NULL) : NULL;
+	if (!src)
+		return 0;
+	n = strlen(src);
+	inside = !strncmp(mp, src, n) &&
+		 (n == 1 ? mp[1] != '\0' : mp[n] == '/');
+	if (inside)
+		fring_logf(fs->mount, FRING_LOG_ERROR,
+			   "passthrough: the mountpoint %s lies inside source %s: "
+			   "the mount would contain itself and its server would "
+			   "wait on its own requests; mount it outside the source",
+			   mp, src);
+	free(src);
+	return inside ? -ELOOP : 0;
+}
+
 static int pt_config_complete(void *inst)
 {
 	struct pt_fs *fs = inst;
@@ -129,6 +160,9 @@ static int pt_config_complete(void *inst)
 			   "passthrough: option 'source' (a directory) is required");
 		return -EINVAL;
 	}
+	err = pt_check_mountpoint(fs);
+	if (err)
+		return err;
 	/* Not O_PATH: open_by_handle_at refuses an O_PATH mount fd. Without
 	 * read access only path mode is possible anyway. */
 	fs->root_fd = open(fs->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -159,8 +159,8 @@ static void check_finished(struct fuzz_req *q, struct fring_dispatch *dx,
 				    fring_opcode_name(q->exp.opcode), q->exp_rc,
 				    beh & 7, q->error, err);
 	}
-	FUZZ_ASSERT(atomic_load(&dx->outstanding) == 0, "outstanding %ld",
-		    atomic_load(&dx->outstanding));
+	FUZZ_ASSERT(fring_dispatch_outstanding(dx) == 0, "outstanding %ld",
+		    fring_dispatch_outstanding(dx));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -218,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fring_dispatch_buf(&dx, &q->r, q->part[0], q->partlen[0]);
 	if (fuzz_plugin_held()) {
 		FUZZ_ASSERT(q->sends == 0 && q->releases == 0 &&
-			    atomic_load(&dx.outstanding) == 1,
+			    fring_dispatch_outstanding(&dx) == 1,
 			    "held request answered or untracked");
 		fuzz_plugin_answer(fuzz_plugin_held());
 	}

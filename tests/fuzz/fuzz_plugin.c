@@ -291,7 +291,9 @@ void fuzz_plugin_handle(fring_req *r)
 	const struct fring_decoded *d = &fuzz_cur->exp;
 	struct fring_req_ctx c = { .size = sizeof(c) };
 
-	FUZZ_ASSERT(r == &fuzz_cur->r, "unknown request handle");
+	/* The handle is the request's address tagged with its generation. */
+	FUZZ_ASSERT(fring_req_ptr(r) == &fuzz_cur->r &&
+		    fring_req_get(r) == &fuzz_cur->r, "unknown request handle");
 	FUZZ_ASSERT(H->req_ctx(r, &c) == 0 && c.opcode == d->opcode &&
 		    c.unique == d->unique && c.nodeid == d->nodeid &&
 		    c.uid == d->uid && c.gid == d->gid && c.pid == d->pid,

@@ -266,13 +266,63 @@ def test_late_reply_after_the_deadline(spawn, tmpdirs, transport):
     stop_cleanly(f, mp)
 
 
-def write_yaml(tmpdirs, mp, options, transport):
+def write_yaml(tmpdirs, mp, options, transport, extra=""):
     path = os.path.join(tmpdirs("cfg"), "fring.yaml")
     with open(path, "w") as fh:
         fh.write("mounts:\n  - mountpoint: %s\n    plugin: %s\n"
-                 "    options: { %s }\n    transport: { mode: %s }\n"
-                 % (mp, FAULTY, options, transport))
+                 "    options: { %s }\n    transport: { mode: %s%s }\n"
+                 % (mp, FAULTY, options, transport, extra))
     return path
+
+
+# Read "stale", then "slow" from `n` threads at once, all on CPU 0.
+STALE_CLIENT = r"""
+import json, os, sys, threading
+os.sched_setaffinity(0, {0})
+mp, n = sys.argv[1], int(sys.argv[2])
+def rd(name):
+    try:
+        with open(os.path.join(mp, name), "rb") as fh:
+            return fh.read().decode()
+    except OSError as e:
+        return e.errno
+out = {"stale": rd("stale"), "slow": [None] * n}
+def slow(i):
+    out["slow"][i] = rd("slow")
+ts = [threading.Thread(target=slow, args=(i,)) for i in range(n)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(json.dumps(out))
+"""
+
+
+def test_reply_through_a_stale_handle_is_refused(spawn, tmpdirs, transport):
+    """The plugin answers "stale", keeps the handle and replies again
+    200 ms later, when the request's memory holds a "slow" READ the plugin
+    is still working on. The handle's generation no longer matches: the
+    second reply gets -EALREADY and the slow READ its own data, not EIO.
+    Over io_uring one ring entry per queue and a client on CPU 0 make the
+    reuse certain; over /dev/fuse every worker reads one of the 4 slow
+    READs, the one that answered "stale" into the same buffer."""
+    mp = tmpdirs("mnt")
+    n = 1 if transport == "uring" else 4
+    cfg = write_yaml(tmpdirs, mp, "", transport,
+                     ", queue_depth: 1" if transport == "uring" else "")
+    f = start(spawn, ["run", cfg], mp)
+    p = subprocess.run([sys.executable, "-c", STALE_CLIENT, mp, str(n)],
+                       capture_output=True, text=True, timeout=CLIENT_TIMEOUT)
+    got = json.loads(p.stdout)
+    assert got == {"stale": "content of stale\n",
+                   "slow": ["content of slow\n"] * n}, (got, f.log())
+    wait_log(f, r"faulty: stale: second reply 200 ms after the first: %d$"
+             % -errno.EALREADY)
+    if transport == "uring":
+        wait_log(f, r"plugin used the handle of a request it had answered "
+                 r"\(the slot now holds READ, unique \d+\); refused")
+    assert_serves(mp)
+    stop_cleanly(f, mp)
 
 
 STAT = r"""
@@ -491,3 +541,43 @@ def test_devfuse_memory_limits_fail_at_start_or_serve_fully(tmpdirs):
         finally:
             f.cleanup()
     assert outcomes == {"failed", "served"}, outcomes  # the range spans both
+
+
+# Writes 8 MiB of random data, does not fsync or close, reports, waits.
+IDLE_WRITER = r"""
+import hashlib, json, os, random, sys, time
+data = random.Random(7).randbytes(8 << 20)
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+view = memoryview(data)
+while view:
+    view = view[os.write(fd, view):]
+print(json.dumps({"sha": hashlib.sha256(data).hexdigest()}), flush=True)
+time.sleep(60)
+"""
+
+
+def test_sigterm_flushes_the_writeback_cache(spawn, tmpdirs, transport):
+    """With the kernel's writeback cache a write(2) is acknowledged from
+    the page cache. A file written and left open (no fsync, no close) is
+    still only dirty pages when SIGTERM comes: stop writes them back to
+    the backing store before it unmounts."""
+    src, mp = tmpdirs("src"), tmpdirs("mnt")
+    f = start(spawn, ["mount", "passthrough", mp, "-o", "source=" + src,
+                      "-o", "writeback=true", "-t", transport], mp)
+    w = subprocess.Popen([sys.executable, "-c", IDLE_WRITER,
+                          os.path.join(mp, "dirty")], stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        sha = json.loads(w.stdout.readline())["sha"]
+        t0 = time.monotonic()
+        rc = f.stop(signal.SIGTERM)
+        took = time.monotonic() - t0
+    finally:
+        w.kill()
+        w.wait()
+    assert rc == 0, f.log()
+    assert took <= STOP_BUDGET, "stop took %.2fs; stderr:\n%s" % (took, f.log())
+    assert not is_mounted(mp)
+    path = os.path.join(src, "dirty")
+    assert os.path.getsize(path) == 8 << 20, f.log()
+    assert sha_prefix(path, 8 << 20) == sha

@@ -6,6 +6,8 @@ import subprocess
 
 import pytest
 
+from conftest import is_mounted, run_fring
+
 
 @pytest.fixture
 def pt(mount, tmpdirs):
@@ -73,3 +75,41 @@ def test_100k_files_without_fd_per_inode(pt):
     # 100,000 inodes were looked up and cached by the kernel; an fd per
     # inode would show here.
     assert peak < 20000, "fring held %d fds" % peak
+
+
+def test_mountpoint_inside_the_source_is_refused(tmpdirs):
+    """Mirroring a tree at a mountpoint inside it would show the mount
+    inside itself, and a lookup there makes the server wait on its own
+    requests (over io_uring a deadlock): the plugin refuses it at start,
+    symlinks resolved, and nothing is mounted."""
+    source = tmpdirs("src")
+    mp = os.path.join(source, "sub", "mnt")
+    os.makedirs(mp)
+    link = os.path.join(tmpdirs("lnk"), "to-src")
+    os.symlink(source, link)
+    for src in (source, link, "/"):
+        r = run_fring("mount", "passthrough", mp, "-o", "source=" + src)
+        assert r.returncode == 1, (src, r)
+        assert "passthrough: the mountpoint %s lies inside source %s" % (
+            mp, os.path.realpath(src)) in r.stderr, r.stderr
+        assert not is_mounted(mp)
+
+
+def test_mountpoint_on_its_own_source(spawn, tmpdirs):
+    """Mounting over the source itself works: the plugin opened the
+    source before the mount covered it, so it serves the tree beneath."""
+    source = tmpdirs("src")
+    with open(os.path.join(source, "old"), "w") as fh:
+        fh.write("under the mount\n")
+    f = spawn(["mount", "passthrough", source, "-o", "source=" + source],
+              [source])
+    f.wait_ready(1)
+    with open(os.path.join(source, "old")) as fh:
+        assert fh.read() == "under the mount\n"
+    with open(os.path.join(source, "new"), "w") as fh:
+        fh.write("through the mount\n")
+    assert sorted(os.listdir(source)) == ["new", "old"]
+    assert f.stop() == 0, f.log()
+    assert not is_mounted(source)
+    with open(os.path.join(source, "new")) as fh:
+        assert fh.read() == "through the mount\n"

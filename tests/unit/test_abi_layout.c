@@ -1,5 +1,5 @@
 /*
- * Frozen layout of the plugin ABI 1.1 (LP64). A failure here means an
+ * Frozen layout of the plugin ABI 1.2 (LP64). A failure here means an
  * accidental ABI break: structs may only grow at the end, with a minor bump
  * (abi/CHANGELOG.md), and existing offsets never move.
  */
@@ -60,7 +60,7 @@ Test(abi_layout, tables)
 	SIZE(fring_conn, 48);
 	OFF(fring_conn, capable, 24);
 	SIZE(fring_req_ctx, 40);
-	SIZE(fring_host_api, 224);
+	SIZE(fring_host_api, 232);
 	SIZE(fring_statx, 128);
 	OFF(fring_statx, btime_sec, 96);
 	OFF(fring_host_api, log, 16);
@@ -69,6 +69,7 @@ Test(abi_layout, tables)
 	OFF(fring_host_api, req_read_fd, 200); /* 1.1 */
 	OFF(fring_host_api, req_write_fd, 208);
 	OFF(fring_host_api, reply_statx, 216);
+	OFF(fring_host_api, mount_point, 224); /* 1.2 */
 	SIZE(fring_fs_ops, 312);
 	OFF(fring_fs_ops, lookup, 8);
 	OFF(fring_fs_ops, statx, 304);

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 1
+#define FRING_ABI_MINOR 2
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -555,6 +555,15 @@ struct fring_host_api {
 	/* STATX (ABI 1.1). */
 	int32_t (*reply_statx)(fring_req *r, const struct fring_statx *sx,
 			       uint64_t attr_timeout_ns);
+
+	/* ---- ABI 1.2 ----
+	 * Check FRING_HAS_FIELD(host, struct fring_host_api, mount_point).
+	 * The directory the mount is served on, absolute with symlinks
+	 * resolved (realpath when the mount was set up; the configured path
+	 * if that failed). Valid from create until destroy returns; NULL for
+	 * a NULL m. Lets a plugin refuse a mountpoint inside its own backing
+	 * tree, where serving a request would wait on its own mount. */
+	const char *(*mount_point)(fring_mount *m);
 };
 
 /* ---------------------------------------------------------------------
