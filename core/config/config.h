@@ -47,8 +47,10 @@ struct fring_cfg_transport {
 	int bufpool_registered;     /* default 1 */
 	enum fring_tristate zero_copy;
 	uint32_t request_timeout; /* seconds, 0 = off */
+	uint32_t poll_us;         /* io_uring busy-poll budget, 0 = off */
 };
 #define FRING_DEFAULT_REQUEST_TIMEOUT 300
+#define FRING_DEFAULT_POLL_US 20
 
 struct fring_cfg_mount {
 	char *mountpoint;

@@ -1,5 +1,5 @@
 /* The `transport:` section of a mount: mode, queues, queue_depth,
- * bufpool { size, registered }, zero_copy and request_timeout. */
+ * bufpool { size, registered }, zero_copy, request_timeout and poll_us. */
 #include <errno.h>
 #include <string.h>
 
@@ -18,6 +18,7 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 	t->bufpool_registered = 1;
 	t->zero_copy = FRING_AUTO;
 	t->request_timeout = FRING_DEFAULT_REQUEST_TIMEOUT;
+	t->poll_us = FRING_DEFAULT_POLL_US;
 }
 
 /* Decimal digits only, within lo..hi. */
@@ -92,7 +93,7 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 {
 	static const char *const keys[] = { "mode", "queues", "queue_depth",
 					    "bufpool", "zero_copy",
-					    "request_timeout", NULL };
+					    "request_timeout", "poll_us", NULL };
 	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
 	static const char *const zc[] = { "auto", "on", "off", NULL };
 	static const enum fring_tristate zc_val[] = { FRING_AUTO, FRING_ON, FRING_OFF };
@@ -122,6 +123,10 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 	    parse_uint(v, 0, 65535, &t->request_timeout))
 		return bad(c, v, "transport.request_timeout",
 			   "an integer 0..65535 (seconds, 0 = off)");
+	if ((v = cfg_get(c, n, "poll_us", NULL)) &&
+	    parse_uint(v, 0, 1000, &t->poll_us))
+		return bad(c, v, "transport.poll_us",
+			   "an integer 0..1000 (microseconds, 0 = off)");
 	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
 		return rc;
 	if ((v = cfg_get(c, n, "zero_copy", NULL))) {

@@ -292,6 +292,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		.fuse_fd = fd, .dx = &s->dx, .mountpoint = s->mountpoint,
 		.conn_id = s->conn_id, .nr_threads = s->transport.queues,
 		.queue_depth = s->transport.queue_depth,
+		.poll_us = s->transport.poll_us,
 	};
 	ip.before_reply = fring_uring_init_hook;
 	ip.ud = &s->uo;

@@ -48,6 +48,7 @@ struct fring_uring_params {
 	uint32_t max_write;         /* negotiated in INIT */
 	uint32_t max_pages;         /* negotiated in INIT (0 = 32, no MAX_PAGES) */
 	uint32_t ring_mode;         /* FRING_URING_RING_*; 0 = the best the kernel takes */
+	uint32_t poll_us;           /* busy-poll budget (transport.poll_us), 0 = off */
 };
 
 /* Task-work modes, best first. AUTO tries DEFER, then COOP, then PLAIN

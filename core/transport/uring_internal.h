@@ -128,6 +128,7 @@ struct fring_uring {
 	char *mountpoint;              /* for messages */
 	uint32_t conn_id;              /* fusectl id, 0 = look it up */
 	uint32_t nr_qids, nr_threads, depth, payload_sz;
+	uint64_t poll_ns;              /* busy-poll budget before sleeping */
 	int *cpus;                     /* possible CPU of each qid */
 	struct uring_queue *queues;    /* nr_qids */
 	struct uring_thread *threads;  /* nr_threads */

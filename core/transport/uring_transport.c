@@ -196,6 +196,7 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	u->nr_threads = p->nr_threads && p->nr_threads < u->nr_qids
 				? p->nr_threads : u->nr_qids;
 	u->depth = p->queue_depth ? p->queue_depth : FRING_URING_DEFAULT_DEPTH;
+	u->poll_ns = (uint64_t)p->poll_us * 1000;
 	u->payload_sz = fring_uring_max_payload(p->max_write, p->max_pages);
 	/* Keep payloads page multiples: READ_FIXED into them may be O_DIRECT. */
 	u->payload_sz = (u->payload_sz + 4095u) & ~4095u;
@@ -215,8 +216,9 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	}
 	flags_name(u->threads[0].ring_flags, u->ring_mode, sizeof(u->ring_mode));
 	fring_dbg("uring: %u qids on %u threads, %u entries per qid, %u-byte "
-		  "payloads, ring %s", u->nr_qids, u->nr_threads, u->depth,
-		  u->payload_sz, u->ring_mode);
+		  "payloads, ring %s, busy-poll %llu us", u->nr_qids,
+		  u->nr_threads, u->depth, u->payload_sz, u->ring_mode,
+		  (unsigned long long)(u->poll_ns / 1000));
 	*out = u;
 	return 0;
 }

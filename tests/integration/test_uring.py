@@ -173,6 +173,24 @@ def test_devfuse_mode_keeps_off_the_ring(spawn, tmpdirs, debug_log):
     assert "io_uring not used" not in log  # asked for, not a fallback
 
 
+@pytest.mark.parametrize("poll_us", [None, 0, 200])
+def test_busy_poll_budget(spawn, tmpdirs, debug_log, poll_us):
+    """transport.poll_us (default 20) reaches the queue threads, and the
+    rings serve with polling on or off."""
+    mp = tmpdirs("mnt")
+    transport = {"mode": "uring"}
+    if poll_us is not None:
+        transport["poll_us"] = poll_us
+    f, ready = start(spawn, mp, ["run", write_config(tmpdirs, mp, "memfs",
+                                                     transport)])
+    assert "transport uring" in ready
+    exercise(mp)
+    stats, log = stop_stats(f, mp)
+    assert stats and stats["commits"] == stats["requests"], log
+    assert re.search(r"uring: \d+ qids on \d+ threads, .*, busy-poll %d us$"
+                     % (20 if poll_us is None else poll_us), log, re.M), log
+
+
 def test_one_thread_serves_all_queues(spawn, tmpdirs, debug_log):
     """transport.queues lowers the thread count; every qid still gets
     entries (6.18 waits for all of them) and serves its CPU."""

@@ -151,6 +151,7 @@ Test(config, defaults)
 	cr_expect_eq(t->bufpool_registered, 1);
 	cr_expect_eq(t->zero_copy, FRING_AUTO);
 	cr_expect_eq(t->request_timeout, 300);
+	cr_expect_eq(t->poll_us, 20);
 	fring_cfg_transport_defaults(&d);
 	cr_expect_eq(memcmp(&d, t, sizeof(d)), 0);
 	fring_config_free(cfg);
@@ -266,7 +267,7 @@ Test(config, transport_values)
 	struct fring_config *cfg = parse_ok(
 		M "    transport: { mode: devfuse, queues: 1024, queue_depth: 4096,\n"
 		"      bufpool: { size: 4GiB, registered: Yes }, zero_copy: off,\n"
-		"      request_timeout: 0 }\n");
+		"      request_timeout: 0, poll_us: 1000 }\n");
 	struct fring_cfg_transport *t = &cfg->mounts[0].transport;
 
 	cr_expect_eq(t->mode, FRING_MODE_DEVFUSE);
@@ -276,15 +277,17 @@ Test(config, transport_values)
 	cr_expect_eq(t->bufpool_registered, 1);
 	cr_expect_eq(t->zero_copy, FRING_OFF);
 	cr_expect_eq(t->request_timeout, 0);
+	cr_expect_eq(t->poll_us, 1000);
 	fring_config_free(cfg);
 
 	cfg = parse_ok(M "    transport: { queues: 1, queue_depth: 1, zero_copy: false,\n"
-		       "      bufpool: { size: 1M } }\n");
+		       "      bufpool: { size: 1M }, poll_us: 0 }\n");
 	t = &cfg->mounts[0].transport;
 	cr_expect_eq(t->queues, 1);
 	cr_expect_eq(t->queue_depth, 1);
 	cr_expect_eq(t->zero_copy, FRING_OFF);
 	cr_expect_eq(t->bufpool_size, 1ull << 20);
+	cr_expect_eq(t->poll_us, 0);
 	fring_config_free(cfg);
 }
 
@@ -304,6 +307,10 @@ Test(config, transport_errors)
 		   "t.yaml:4:31: transport.queue_depth must be an integer 1..4096, got null");
 	expect_err(M "    transport: { request_timeout: 65536 }\n",
 		   "t.yaml:4:35: transport.request_timeout must be an integer 0..65535 (seconds, 0 = off), got '65536'");
+	expect_err(M "    transport: { poll_us: 1001 }\n",
+		   "t.yaml:4:27: transport.poll_us must be an integer 0..1000 (microseconds, 0 = off), got '1001'");
+	expect_err(M "    transport: { poll_us: 20us }\n",
+		   "t.yaml:4:27: transport.poll_us must be an integer 0..1000 (microseconds, 0 = off), got '20us'");
 	expect_err(M "    transport: { queues: 0 }\n",
 		   "t.yaml:4:26: transport.queues must be 'auto' or an integer 1..1024, got '0'");
 	expect_err(M "    transport: { queues: 99999999999999999999 }\n",
@@ -336,7 +343,7 @@ Test(config, invalid_files)
 			"plugin, options, mount_options, transport)");
 	expect_file_err("unknown_transport.yaml",
 			"6:7: unknown key 'queue-depth' in transport (expected one of: mode, "
-			"queues, queue_depth, bufpool, zero_copy, request_timeout)");
+			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us)");
 	expect_file_err("unknown_bufpool.yaml",
 			"5:28: unknown key 'pinned' in transport.bufpool (expected one of: "
 			"size, registered)");
