@@ -1,13 +1,15 @@
 #!/bin/bash
 # Prepare a fresh Debian 12 machine (as root) to build and test fring:
 # build and test dependencies (fio, stress-ng: integrity; clang-14 and its
-# runtime: libFuzzer; valgrind: leak checks), the fuse module, FUSE-over-io_uring.
+# runtime: libFuzzer; valgrind: leak checks; abigail-tools: the ABI check
+# against abi/baseline), the fuse module, FUSE-over-io_uring.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
 
 packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
 	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest attr
-	  fio stress-ng valgrind clang-14 libclang-rt-14-dev util-linux)
+	  fio stress-ng valgrind clang-14 libclang-rt-14-dev util-linux
+	  abigail-tools)
 
 missing=()
 for p in "${packages[@]}"; do
