@@ -10,10 +10,11 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
-from conftest import FRING, fring_env, is_mounted
+from conftest import FRING, fring_env, is_mounted, serving_pid
 
 ENABLE_URING = "/sys/module/fuse/parameters/enable_uring"
 STATS_RE = re.compile(
@@ -189,6 +190,30 @@ def test_busy_poll_budget(spawn, tmpdirs, debug_log, poll_us):
     assert stats and stats["commits"] == stats["requests"], log
     assert re.search(r"uring: \d+ qids on \d+ threads, .*, busy-poll %d us$"
                      % (20 if poll_us is None else poll_us), log, re.M), log
+
+
+def cpu_ticks(pid):
+    """utime + stime of every thread of pid, in clock ticks."""
+    with open("/proc/%d/stat" % pid) as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def test_idle_queues_sleep(spawn, tmpdirs):
+    """Busy-polling (default 20 us) ends with the burst: a mount that just
+    served a burst and is now idle costs no CPU (a poller that never
+    stopped would burn one tick per 10 ms per queue thread)."""
+    mp = tmpdirs("mnt")
+    f, ready = start(spawn, mp, ["mount", "memfs", mp, "-t", "uring"])
+    assert ready.endswith("transport uring)"), ready
+    pid = serving_pid(f.proc.pid)
+    exercise(mp)
+    time.sleep(0.3)
+    before = cpu_ticks(pid)
+    time.sleep(2)
+    used = cpu_ticks(pid) - before
+    assert used <= 3, "%d ticks in 2 s idle" % used
+    assert f.stop() == 0
 
 
 def test_one_thread_serves_all_queues(spawn, tmpdirs, debug_log):
