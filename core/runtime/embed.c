@@ -149,8 +149,16 @@ static int open_mount(const struct fring_cfg_mount *cm, const char *file,
 	}
 	out->plugin = lp;
 	out->where = where(file, cm->line, cm->column);
-	/* Resolve now so the ready line and the mount agree; a dead mount
-	 * cannot be resolved and is reported by run's stale check. */
+	/* A missing or dead mountpoint is reported now, with its place in the
+	 * file, so `check` catches it too (the rest is checked at mount). */
+	rc = out->where ? fring_mount_check_stale(cm->mountpoint, &msg) : 0;
+	if (rc < 0) {
+		set_err(err, fring_strf("%s%s", out->where, msg ? msg : ""));
+		free(msg);
+		mount_release(out);
+		return rc;
+	}
+	/* Resolve now so the ready line and the mount agree. */
 	real = realpath(cm->mountpoint, NULL);
 	out->mountpoint = real ? real : strdup(cm->mountpoint);
 	if (!out->mountpoint || !out->where) {

@@ -194,8 +194,21 @@ mounts:
 """)
     r = run_fring("run", path, timeout=20)
     assert r.returncode == 1
-    assert r.stderr == f"fring: {missing}: cannot use as mountpoint: No such file or directory\n"
+    assert r.stderr == (f"fring: {path}:4:5: {missing}: cannot use as mountpoint: "
+                        "No such file or directory\n")
     assert r.stdout == "" and not is_mounted(m1)
+
+
+def test_check_reports_a_missing_mountpoint(tmpdirs):
+    """`check` catches what `run` would: a mountpoint that does not
+    exist, with its place in the file."""
+    missing = os.path.join(tmpdirs("gone"), "not-there")
+    path = yaml_file(tmpdirs("cfg"), f"mounts:\n  - mountpoint: {missing}\n    plugin: memfs\n")
+    r = run_fring("check", path)
+    assert r.returncode == 1, r
+    assert r.stderr == (f"fring: {path}:2:5: {missing}: cannot use as mountpoint: "
+                        "No such file or directory\n")
+    assert r.stdout == ""
 
 
 def test_run_unmounts_everything_when_a_later_mount_fails(tmpdirs):
