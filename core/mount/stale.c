@@ -3,10 +3,40 @@
 #include "stale.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "../runtime/log.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546
+
+/* A serving FUSE mount's root: mounting over it would hide its files and
+ * leave a dead mount behind when the lower server stops. (A directory
+ * inside a FUSE file system is fine: its parent is on the same device.) */
+static int live_fuse_root(const char *mountpoint, const struct stat *st,
+			  char **err)
+{
+	struct statfs sf;
+	struct stat up;
+	char *parent;
+	int root;
+
+	if (statfs(mountpoint, &sf) != 0 || sf.f_type != FUSE_SUPER_MAGIC)
+		return 0;
+	parent = fring_strf("%s/..", mountpoint);
+	root = parent && stat(parent, &up) == 0 && up.st_dev != st->st_dev;
+	free(parent);
+	if (!root)
+		return 0;
+	if (err)
+		*err = fring_strf("%s is already a FUSE mountpoint that serves; "
+				  "mounting over it would hide its files (stop "
+				  "that server or unmount it first: fusermount3 "
+				  "-u %s)", mountpoint, mountpoint);
+	return -EBUSY;
+}
 
 int fring_mount_check_stale(const char *mountpoint, char **err)
 {
@@ -14,7 +44,7 @@ int fring_mount_check_stale(const char *mountpoint, char **err)
 	int e;
 
 	if (stat(mountpoint, &st) == 0)
-		return 0;
+		return live_fuse_root(mountpoint, &st, err);
 	e = errno;
 	if (e == ENOTCONN) {
 		if (err)

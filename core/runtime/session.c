@@ -341,8 +341,9 @@ int fring_session_mount(struct fring_session *s, char **err)
 static void abort_connection(struct fring_session *s)
 {
 	if (s->conn_id && fring_fusectl_abort(s->conn_id) == 0)
-		fring_warn("%s: workers still busy after unmount; aborted "
-			   "connection %u", s->mountpoint, s->conn_id);
+		fring_warn("%s: files still open on the unmounted file system "
+			   "(or requests in progress); aborted connection %u",
+			   s->mountpoint, s->conn_id);
 }
 
 int fring_session_still_mounted(const struct fring_session *s)
@@ -453,8 +454,9 @@ void fring_session_stop(struct fring_session *s)
 		fring_uring_stop(s->uo.u);
 		unanswered = drain(s);
 		if (unanswered > 0)
-			fring_warn("%s: %ld request(s) were never answered by "
-				   "the plugin", s->mountpoint, unanswered);
+			fring_warn("%s: %ld request(s) still unanswered at stop "
+				   "(in the plugin when the connection ended)",
+				   s->mountpoint, unanswered);
 		log_stats(s);
 		fring_uring_log_stats(s->uo.u, s->mountpoint);
 	}

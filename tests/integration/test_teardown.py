@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import FRING, fring_env, is_mounted, serving_pid
+from conftest import FRING, fring_env, is_mounted, run_fring, serving_pid
 
 ENABLE_URING = "/sys/module/fuse/parameters/enable_uring"
 
@@ -138,20 +138,51 @@ def conn_id(path):
 
 
 def test_stopping_never_unmounts_a_mount_stacked_on_top(spawn, tmpdirs):
+    """Someone mounted over fring's mountpoint (here a tmpfs): stopping
+    fring must not unmount by path what is on top now."""
     mp = tmpdirs("mnt")
     first = spawn(["mount", "memfs", mp], [mp])
     first.wait_ready(1)
-    second = spawn(["mount", "memfs", mp], [mp])
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "fring-test", mp],
+                   check=True)
+    try:
+        with open(os.path.join(mp, "top"), "w") as f:
+            f.write("tmpfs")
+        top = conn_id(mp)
+        assert first.stop(signal.SIGTERM) == 0, first.log()
+        # The tmpfs is still the mount on top, with its file.
+        assert conn_id(mp) == top
+        with open(os.path.join(mp, "top")) as f:
+            assert f.read() == "tmpfs"
+        assert "another mount now covers ours" in first.log()
+    finally:
+        subprocess.run(["umount", mp])  # ours: the tmpfs on top
+    # fring's own connection, covered, was aborted: cleared by the fixture.
+
+
+def test_refuses_to_mount_over_a_serving_fuse_mount(spawn, tmpdirs):
+    """A second fring on the same mountpoint would hide the first one's
+    files and leave a dead mount behind when the first stops: refused."""
+    mp = tmpdirs("mnt")
+    first = spawn(["mount", "memfs", mp], [mp])
+    first.wait_ready(1)
+    with open(os.path.join(mp, "mine"), "w") as f:
+        f.write("first")
+    r = run_fring("mount", "memfs", mp, timeout=20)
+    assert r.returncode == 1
+    assert r.stderr == ("fring: %s is already a FUSE mountpoint that serves; "
+                        "mounting over it would hide its files (stop that "
+                        "server or unmount it first: fusermount3 -u %s)\n"
+                        % (mp, mp))
+    with open(os.path.join(mp, "mine")) as f:
+        assert f.read() == "first"
+    # A directory inside a FUSE file system is a fine mountpoint.
+    inner = os.path.join(mp, "inner")
+    os.mkdir(inner)
+    second = spawn(["mount", "memfs", inner], [inner])
     second.wait_ready(1)
-    with open(os.path.join(mp, "top"), "w") as f:
-        f.write("second")
-    top = conn_id(mp)
-    assert first.stop(signal.SIGTERM) == 0, first.log()
-    # The second fring's mount is still the one on top, and still serves.
-    assert conn_id(mp) == top
-    with open(os.path.join(mp, "top")) as f:
-        assert f.read() == "second"
     assert second.stop(signal.SIGTERM) == 0, second.log()
+    assert first.stop(signal.SIGTERM) == 0, first.log()
 
 
 def test_aborted_connection_is_an_error_not_a_clean_unmount(spawn, tmpdirs):
