@@ -149,15 +149,6 @@ static int open_mount(const struct fring_cfg_mount *cm, const char *file,
 	}
 	out->plugin = lp;
 	out->where = where(file, cm->line, cm->column);
-	/* A missing or dead mountpoint is reported now, with its place in the
-	 * file, so `check` catches it too (the rest is checked at mount). */
-	rc = out->where ? fring_mount_check_stale(cm->mountpoint, &msg) : 0;
-	if (rc < 0) {
-		set_err(err, fring_strf("%s%s", out->where, msg ? msg : ""));
-		free(msg);
-		mount_release(out);
-		return rc;
-	}
 	/* Resolve now so the ready line and the mount agree. */
 	real = realpath(cm->mountpoint, NULL);
 	out->mountpoint = real ? real : strdup(cm->mountpoint);
@@ -165,6 +156,16 @@ static int open_mount(const struct fring_cfg_mount *cm, const char *file,
 		set_err(err, fring_strf("out of memory"));
 		mount_release(out);
 		return -ENOMEM;
+	}
+	/* A missing, dead or still-served mountpoint is reported now, with
+	 * its place in the file, so `check` catches it too (the rest is
+	 * checked at mount). */
+	rc = fring_mount_check_stale(cm->mountpoint, &msg);
+	if (rc < 0) {
+		set_err(err, fring_strf("%s%s", out->where, msg ? msg : ""));
+		free(msg);
+		mount_release(out);
+		return rc;
 	}
 	out->plugin_name = lp->desc.name ? lp->desc.name : cm->plugin;
 

@@ -42,8 +42,9 @@ uint32_t uring_entries_per_buf(uint32_t payload_sz)
 /* Node-local pages when the system has NUMA (the local-node policy set
  * before the pages are populated), aligned to 2 MiB and advised for
  * transparent huge pages: the kernel copies every payload through this
- * memory, and huge pages spare it most TLB misses (1 MiB reads +6% here,
- * on THP "madvise" systems too). Free with region_free. */
+ * memory, and huge pages spare it most TLB misses (advised, so THP
+ * "madvise" systems use them too; 1 MiB reads here gained a few per cent,
+ * within the noise of two 5 s runs). Free with region_free. */
 static void *region_map(size_t len)
 {
 	size_t span = len + HUGE_SZ;
