@@ -441,6 +441,16 @@ enum fuse_notify_code {
 #define FUSE_DEV_IOC_MAGIC 229
 #define FUSE_DEV_IOC_CLONE _IOR(FUSE_DEV_IOC_MAGIC, 0, uint32_t)
 
+/* Kernel passthrough (7.40): a backing file for FOPEN_PASSTHROUGH opens. */
+struct fuse_backing_map {
+	int32_t fd;
+	uint32_t flags;
+	uint64_t padding;
+};
+#define FUSE_DEV_IOC_BACKING_OPEN _IOW(FUSE_DEV_IOC_MAGIC, 1, struct fuse_backing_map)
+#define FUSE_DEV_IOC_BACKING_CLOSE _IOW(FUSE_DEV_IOC_MAGIC, 2, uint32_t)
+#define FOPEN_PASSTHROUGH (1u << 7)
+
 /* ---- FUSE over io_uring (6.18 baseline; see protocol brief section 2) ---- */
 
 enum fuse_uring_cmd {

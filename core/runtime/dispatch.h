@@ -27,6 +27,11 @@ struct fring_mount {
 	/* Called by the host table's mount_request_shutdown; may be NULL. */
 	void (*request_shutdown)(struct fring_mount *m);
 	void *owner;
+	/* Kernel passthrough: the connection's /dev/fuse fd for the backing
+	 * ioctls, valid only while `passthrough` (set when INIT accepted
+	 * FUSE_PASSTHROUGH) is non-zero. */
+	int fuse_fd;
+	_Atomic int passthrough;
 };
 
 /* Per-mount counters: relaxed atomics, statistics but for `outstanding`

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "../config/config.h"
@@ -491,6 +492,33 @@ static const char *h_mount_point(fring_mount *m)
 	return m ? m->path : NULL;
 }
 
+static int32_t h_backing_open(fring_mount *m, int32_t fd, uint32_t flags)
+{
+	struct fuse_backing_map map = { .fd = fd };
+	int id;
+
+	if (!m || !atomic_load(&m->passthrough))
+		return -EOPNOTSUPP;
+	if (flags)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	id = ioctl(m->fuse_fd, FUSE_DEV_IOC_BACKING_OPEN, &map);
+	return id < 0 ? -errno : id;
+}
+
+static int32_t h_backing_close(fring_mount *m, int32_t backing_id)
+{
+	uint32_t id = (uint32_t)backing_id;
+
+	if (!m || !atomic_load(&m->passthrough))
+		return -EOPNOTSUPP;
+	if (backing_id <= 0)
+		return -EINVAL;
+	return ioctl(m->fuse_fd, FUSE_DEV_IOC_BACKING_CLOSE, &id) < 0 ? -errno
+								       : 0;
+}
+
 static const struct fring_host_api host_table = {
 	.size = sizeof(struct fring_host_api),
 	.abi_major = FRING_ABI_MAJOR,
@@ -523,6 +551,8 @@ static const struct fring_host_api host_table = {
 	.req_write_fd = h_req_write_fd,
 	.reply_statx = h_reply_statx,
 	.mount_point = h_mount_point,
+	.backing_open = h_backing_open,
+	.backing_close = h_backing_close,
 };
 
 const struct fring_host_api *fring_host_table(void)

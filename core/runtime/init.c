@@ -26,7 +26,7 @@
 	 FRING_CAP_WRITEBACK_CACHE | FRING_CAP_PARALLEL_DIROPS |             \
 	 FRING_CAP_HANDLE_KILLPRIV | FRING_CAP_POSIX_ACL |                   \
 	 FRING_CAP_CACHE_SYMLINKS | FRING_CAP_HANDLE_KILLPRIV_V2 |           \
-	 FRING_CAP_SETXATTR_EXT)
+	 FRING_CAP_SETXATTR_EXT | FRING_CAP_PASSTHROUGH)
 
 /* What a modern server accepts by default, before the plugin's say. */
 static uint64_t default_want(const struct fring_fs_ops *ops)
@@ -130,6 +130,15 @@ int fring_init_build(struct fring_dispatch *dx, const void *in, size_t arglen,
 	/* Plugin may only move its own bits; the rest stays the host's. */
 	want = (host_want & ~PLUGIN_CAPS) | (conn.want & PLUGIN_CAPS);
 	want &= capable & ops_allow(dx->ops);
+	if (!(want & FUSE_INIT_EXT))
+		want &= ~FUSE_PASSTHROUGH; /* its bit travels in flags2 */
+	if ((want & FUSE_PASSTHROUGH) && (want & FUSE_WRITEBACK_CACHE)) {
+		/* The kernel ignores PASSTHROUGH next to WRITEBACK_CACHE. */
+		fring_warn("%s: kernel passthrough is off: it cannot be "
+			   "combined with the writeback cache",
+			   dx->mount.name ? dx->mount.name : "mount");
+		want &= ~FUSE_PASSTHROUGH;
+	}
 
 	max_write = conn.max_write;
 	if (max_write > FRING_DEFAULT_MAX_WRITE)
@@ -168,6 +177,9 @@ int fring_init_build(struct fring_dispatch *dx, const void *in, size_t arglen,
 	out->max_write = max_write;
 	out->time_gran = res->time_gran;
 	out->max_pages = (uint16_t)res->max_pages;
+	/* Backing files on non-stacked file systems only (depth 0 + 1). */
+	if (want & FUSE_PASSTHROUGH)
+		out->max_stack_depth = 1;
 	if (res->minor < 5)
 		*outlen = COMPAT_INIT_OUT_SIZE;
 	else if (res->minor < 23)
@@ -176,6 +188,7 @@ int fring_init_build(struct fring_dispatch *dx, const void *in, size_t arglen,
 	dx->conn.minor = res->minor;
 	dx->conn.setxattr_ext = !!(want & FUSE_SETXATTR_EXT);
 	dx->conn.max_write = max_write;
+	atomic_store(&dx->mount.passthrough, !!(want & FUSE_PASSTHROUGH));
 	return 0;
 }
 

@@ -181,6 +181,7 @@ int fring_session_new(const struct fring_session_params *p,
 	}
 	s->dx.mount.request_shutdown = request_shutdown;
 	s->dx.mount.owner = s;
+	s->dx.mount.fuse_fd = -1;
 
 	if (!p->plugin->desc.create) {
 		*err = fring_strf("plugin '%s' has no create()", plugin_name(s));
@@ -252,6 +253,8 @@ static void mount_rollback(struct fring_session *s)
 			fring_devfuse_free(s->df);
 		s->df = NULL;
 	}
+	/* The fd may be reused once closed: no backing ioctls after this. */
+	atomic_store(&s->dx.mount.passthrough, 0);
 	fring_mount_close(s->mh);
 	s->mh = NULL;
 }
@@ -282,6 +285,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 	if (ret)
 		return ret;
 	s->conn_id = fring_fusectl_id(s->mountpoint);
+	s->dx.mount.fuse_fd = fd;
 
 	ip.nr_queues = s->nr_threads ? s->nr_threads
 				     : fring_devfuse_default_threads();
@@ -405,6 +409,24 @@ static void log_stats(struct fring_session *s)
 		  atomic_load(&st->errors), atomic_load(&st->malformed),
 		  atomic_load(&st->interrupts), atomic_load(&st->misuse),
 		  atomic_load(&st->send_failures));
+	if (fring_log_enabled(FRING_LOG_DEBUG)) {
+		char line[1024];
+		size_t n = 0;
+
+		for (unsigned i = 0; i <= FUSE_OPCODE_MAX && n < sizeof(line); i++) {
+			unsigned long c = atomic_load(&st->requests[i]);
+
+			if (c)
+				n += (size_t)snprintf(line + n, sizeof(line) - n,
+						      "%s%s %lu", n ? ", " : "",
+						      i == FUSE_OPCODE_MAX
+							      ? "unknown"
+							      : fring_opcode_name(i),
+						      c);
+		}
+		fring_dbg("%s: requests by opcode: %s", s->mountpoint,
+			  n ? line : "none");
+	}
 }
 
 /* Writeback cache: the kernel holds acknowledged writes the plugin has
@@ -475,6 +497,8 @@ void fring_session_stop(struct fring_session *s)
 	s->df = NULL;
 	fring_uring_free(s->uo.u); /* every ring request is finished now */
 	s->uo.u = NULL;
+	/* The fd may be reused once closed: no backing ioctls after this. */
+	atomic_store(&s->dx.mount.passthrough, 0);
 	fring_mount_close(s->mh);
 	s->mh = NULL;
 	s->mounted = 0;

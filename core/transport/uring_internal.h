@@ -118,6 +118,9 @@ struct uring_thread {
 	int setup_err;                 /* -errno, set before reporting */
 	char setup_what[96];           /* which setup step failed */
 	int stopping;                  /* owner: the stop eventfd fired */
+	uint64_t poll_cur;             /* owner: current busy-poll budget, ns */
+	uint64_t idle_since;           /* owner: when the queue ran dry, 0: busy */
+	uint32_t poll_misses;          /* owner: long gaps in a row */
 	struct uring_memfd memfd[URING_MEMFD_SLOTS]; /* owner */
 	int exited;                    /* set (under u->lock) when it returns */
 };

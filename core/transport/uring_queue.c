@@ -152,7 +152,17 @@ static uint64_t now_ns(void)
  * sleeping. A queue thread that stays runnable gets the next request
  * without a wake-up; on this 2-CPU VM a sleep and wake-up of the queue
  * thread per burst cost more than 20 us of polling (fio 4k qd8: +12%
- * IOPS). Other runnable tasks still preempt the poller as usual. */
+ * IOPS). Other runnable tasks still preempt the poller as usual.
+ *
+ * The budget adapts to the gaps between requests: after POLL_MISSES
+ * gaps in a row longer than poll_us (polling would not have caught the
+ * next request) it is halved, down to 0 (then the thread just sleeps); each
+ * gap within poll_us doubles it back, up to poll_us. Polling through
+ * gaps it cannot bridge only takes the CPU from the clients: with kernel
+ * passthrough, where the few requests left come about 100 us apart, a
+ * fixed 20 us poll cost 1 MiB direct writes 8%. */
+#define POLL_MISSES 4
+
 static void poll_briefly(struct uring_thread *t)
 {
 	uint64_t end;
@@ -160,13 +170,38 @@ static void poll_briefly(struct uring_thread *t)
 	if (!t->u->poll_ns || io_uring_cq_ready(&t->ring))
 		return;
 	io_uring_submit_and_get_events(&t->ring);
-	end = now_ns() + t->u->poll_ns;
+	t->idle_since = now_ns();
+	if (!t->poll_cur)
+		return;
+	end = t->idle_since + t->poll_cur;
 	while (!io_uring_cq_ready(&t->ring) && now_ns() < end)
 		io_uring_get_events(&t->ring);
 }
 
+/* A CQE ended the idle time that began at idle_since: adapt the budget. */
+static void poll_learn(struct uring_thread *t)
+{
+	uint64_t gap;
+
+	if (!t->idle_since)
+		return;
+	gap = now_ns() - t->idle_since;
+	t->idle_since = 0;
+	if (gap <= t->u->poll_ns) {
+		uint64_t up = t->poll_cur ? 2 * t->poll_cur : t->u->poll_ns / 16;
+
+		t->poll_cur = up < t->u->poll_ns ? up : t->u->poll_ns;
+		t->poll_misses = 0;
+	} else if (++t->poll_misses >= POLL_MISSES) {
+		t->poll_misses = 0;
+		if ((t->poll_cur >>= 1) < 1000)
+			t->poll_cur = 0;
+	}
+}
+
 static void serve(struct uring_thread *t)
 {
+	t->poll_cur = t->u->poll_ns;
 	for (uint32_t i = 0; i < t->nq; i++)
 		atomic_store_explicit(&t->queues[i].ctr.entries,
 				      t->queues[i].depth, memory_order_relaxed);
@@ -179,6 +214,7 @@ static void serve(struct uring_thread *t)
 		/* Submits what was prepared, then sleeps for one CQE; with
 		 * DEFER_TASKRUN this is also where request delivery runs. */
 		ret = io_uring_submit_and_wait(&t->ring, 1);
+		poll_learn(t);
 
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
 			fring_err("uring: thread %u: io_uring_enter: %s", t->idx,

@@ -33,8 +33,11 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 		return;
 	}
 	pt_open_out(fs, a->flags, fd, &o);
-	if (fring_host->reply_open(r, &o) < 0)
+	pt_backing_attach(fs, a->nodeid, a->flags, &o);
+	if (fring_host->reply_open(r, &o) < 0) {
+		pt_backing_detach(fs, a->nodeid, o.fh);
 		close(fd);
+	}
 }
 
 /* Host data-path services (ABI 1.1): the runtime moves the bytes between
@@ -91,6 +94,7 @@ void pt_flush(void *inst, fring_req *r, const struct fring_release_args *a)
 
 void pt_release(void *inst, fring_req *r, const struct fring_release_args *a)
 {
+	pt_backing_detach(inst, a->nodeid, a->fh);
 	close(fh_fd(a->fh));
 	fring_host->reply_err(r, 0);
 }

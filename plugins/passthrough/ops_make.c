@@ -146,7 +146,9 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 		return;
 	}
 	pt_open_out(fs, a->flags, fd, &o);
+	pt_backing_attach(fs, e.ino, a->flags, &o);
 	if (fring_host->reply_create(r, &e, &o) < 0) {
+		pt_backing_detach(fs, e.ino, o.fh);
 		close(fd);
 		pt_forget_one(fs, e.ino, 1);
 	}

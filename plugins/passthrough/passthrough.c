@@ -79,6 +79,8 @@ static int pt_config(void *inst, const char *key, const char *value)
 		return parse_flag(fs, key, value, &fs->writeback);
 	if (!strcmp(key, "xattr"))
 		return parse_flag(fs, key, value, &fs->xattr);
+	if (!strcmp(key, "kernel_passthrough"))
+		return parse_flag(fs, key, value, &fs->kernel_passthrough);
 	if (!strcmp(key, "keep_cache"))
 		return parse_flag(fs, key, value, &fs->keep_cache);
 	if (!strcmp(key, "handles"))
@@ -160,6 +162,12 @@ static int pt_config_complete(void *inst)
 			   "passthrough: option 'source' (a directory) is required");
 		return -EINVAL;
 	}
+	if (fs->kernel_passthrough && fs->writeback) {
+		fring_logf(fs->mount, FRING_LOG_ERROR,
+			   "passthrough: kernel_passthrough and writeback "
+			   "exclude each other (the kernel refuses the pair)");
+		return -EINVAL;
+	}
 	err = pt_check_mountpoint(fs);
 	if (err)
 		return err;
@@ -210,6 +218,16 @@ static int pt_init(void *inst, struct fring_conn *conn)
 	} else if (fs->writeback) {
 		fring_logf(fs->mount, FRING_LOG_WARN,
 			   "passthrough: kernel offers no write-back cache");
+	}
+	if (fs->kernel_passthrough && pt_backing_supported() &&
+	    (conn->capable & FRING_CAP_PASSTHROUGH)) {
+		conn->want |= FRING_CAP_PASSTHROUGH;
+		fs->passthrough_on = true;
+	} else if (fs->kernel_passthrough) {
+		fring_logf(fs->mount, FRING_LOG_WARN,
+			   "passthrough: %s offers no kernel passthrough; "
+			   "reads and writes go through fring",
+			   pt_backing_supported() ? "the kernel" : "the host");
 	}
 	return 0;
 }
@@ -279,6 +297,8 @@ static struct fring_plugin pt_plugin = {
 		"writeback: bool: use the kernel write-back cache (false)\n"
 		"keep_cache: bool: keep a file's page cache across opens (true)\n"
 		"xattr: bool: serve extended attributes (true)\n"
+		"kernel_passthrough: bool: the kernel reads and writes files "
+		"itself (FUSE passthrough; root, not with writeback) (false)\n"
 		"handles: bool: track inodes by file handle, else by path (true)\n",
 	.create = pt_create_inst,
 	.config = pt_config,

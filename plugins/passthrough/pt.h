@@ -39,6 +39,12 @@ struct pt_inode {
 	bool pinned;        /* fd kept outside the LRU (unlinked, path mode) */
 	struct pt_inode *lru_prev, *lru_next;
 
+	/* Kernel passthrough (backing.c): the registered backing file, its
+	 * access mode, and the opens using it; opens served without it. */
+	int32_t backing_id; /* 0: none */
+	int backing_mode;   /* O_RDWR, O_RDONLY or O_WRONLY */
+	uint32_t backing_opens, plain_opens;
+
 	/* Identity: a file handle, or else (parent, name). */
 	struct file_handle *handle;
 	struct pt_inode *parent;
@@ -65,6 +71,8 @@ struct pt_fs {
 	int root_mount_id;
 	mode_t umask;      /* process umask, re-applied bits are fixed up */
 	bool writeback_on; /* negotiated in init */
+	bool kernel_passthrough; /* option */
+	bool passthrough_on;     /* wanted in init, not refused since (lock) */
 
 	/* Path mode: held for writing across rename + name update, for
 	 * reading while reopening an inode by its path. */
@@ -125,6 +133,17 @@ int pt_lookup_at(struct pt_fs *fs, struct pt_ref *parent, const char *name,
 		 struct fring_entry *e);
 int pt_stat_ref(struct pt_ref *ref, struct stat *st);
 void pt_proc_path(char buf[32], int fd);
+
+/* backing.c: kernel passthrough. An open's fh is its fd, tagged in the
+ * high bits with how the open counted in its inode. attach (after the fd
+ * is open, before the reply) may turn o into a passthrough open; detach
+ * undoes it at RELEASE or when the reply failed. Both take fs->lock. */
+#define PT_FH_BACKING (1ull << 32)
+#define PT_FH_PLAIN (1ull << 33)
+bool pt_backing_supported(void);
+void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid, uint32_t flags,
+		       struct fring_open_out *o);
+void pt_backing_detach(struct pt_fs *fs, uint64_t nodeid, uint64_t fh);
 
 /* creds.c: act as the caller for creating calls. */
 struct pt_creds {

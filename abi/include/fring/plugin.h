@@ -1,5 +1,5 @@
 /*
- * fring plugin ABI, version 1.1 (abi/CHANGELOG.md lists what each minor added).
+ * fring plugin ABI, version 1.3 (abi/CHANGELOG.md lists what each minor added).
  *
  * A plugin is a shared object that exports exactly one symbol,
  * fring_plugin_entry_v1 (FRING_PLUGIN_ENTRY_SYMBOL). The host dlopen()s it,
@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 2
+#define FRING_ABI_MINOR 3
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -104,6 +104,10 @@ struct fring_entry {
 #define FRING_FOPEN_STREAM (1u << 4)
 #define FRING_FOPEN_NOFLUSH (1u << 5)
 #define FRING_FOPEN_PARALLEL_DIRECT_WRITES (1u << 6)
+/* ABI 1.3: the kernel serves this open file's read, write and mmap from
+ * the backing file fring_open_out.backing_id names (FOPEN_PASSTHROUGH;
+ * needs FRING_CAP_PASSTHROUGH and host backing_open). */
+#define FRING_FOPEN_PASSTHROUGH (1u << 7)
 
 /* Result of OPEN/OPENDIR/CREATE. Maps to struct fuse_open_out. fh is an
  * opaque handle the kernel echoes in later requests on this open file. */
@@ -414,6 +418,13 @@ struct fring_statx_args {
 #define FRING_CAP_CACHE_SYMLINKS (1ull << 23)
 #define FRING_CAP_HANDLE_KILLPRIV_V2 (1ull << 28)
 #define FRING_CAP_SETXATTR_EXT (1ull << 29)
+/* ABI 1.3. Kernel FUSE passthrough (FUSE_PASSTHROUGH, Linux 6.9+): OPEN and
+ * CREATE replies may name a backing file registered with backing_open, and
+ * the kernel then serves that file's read, write and mmap itself, without
+ * requests. The host answers INIT with max_stack_depth 1 (the backing file
+ * must not be on a stacked file system such as overlayfs) and drops this
+ * bit when WRITEBACK_CACHE is wanted too, which the kernel refuses. */
+#define FRING_CAP_PASSTHROUGH (1ull << 37)
 
 /* Passed to fring_plugin.init during FUSE_INIT. `capable` is what the
  * kernel offered; `want` is what the host intends to accept (already
@@ -564,6 +575,29 @@ struct fring_host_api {
 	 * a NULL m. Lets a plugin refuse a mountpoint inside its own backing
 	 * tree, where serving a request would wait on its own mount. */
 	const char *(*mount_point)(fring_mount *m);
+
+	/* ---- ABI 1.3: kernel passthrough (FRING_CAP_PASSTHROUGH) ----
+	 * Check FRING_HAS_FIELD(host, struct fring_host_api, backing_close).
+	 * backing_open registers fd, an open regular file, with the kernel
+	 * (FUSE_DEV_IOC_BACKING_OPEN) and returns its backing id (> 0) for
+	 * fring_open_out.backing_id with FRING_FOPEN_PASSTHROUGH. The kernel
+	 * does the I/O through that file (its access mode must allow what the
+	 * opens using it do) and holds its own reference: fd may be closed
+	 * after the call. Errors: -EOPNOTSUPP when passthrough was not
+	 * negotiated (the plugin did not want FRING_CAP_PASSTHROUGH, the
+	 * kernel lacks it, or writeback caching is on), -EPERM without
+	 * CAP_SYS_ADMIN, -EINVAL for flags != 0 or a file the kernel cannot
+	 * pass through to (too deeply stacked, no read_iter), -EBADF.
+	 * The kernel accepts one backing file per inode at a time (another
+	 * one fails the open with EIO): give every concurrent open of an
+	 * inode the same id. backing_close(id) drops the registration; files
+	 * opened with it keep working. Only close an id once no OPEN/CREATE
+	 * reply naming it can still be on its way (the kernel looks the id up
+	 * when it processes the reply, which on io_uring happens after
+	 * reply_open returns): closing at the inode's last RELEASE is safe.
+	 * Returns 0 or -EOPNOTSUPP / -EINVAL (unknown id). */
+	int32_t (*backing_open)(fring_mount *m, int32_t fd, uint32_t flags);
+	int32_t (*backing_close)(fring_mount *m, int32_t backing_id);
 };
 
 /* ---------------------------------------------------------------------
