@@ -8,6 +8,8 @@ Every test takes the `target` fixture and runs once per target:
   memfs-uring           fring memfs over FUSE-over-io_uring
   passthrough-devfuse   fring passthrough (mirroring a fresh tmpfs) over /dev/fuse
   passthrough-uring     fring passthrough over FUSE-over-io_uring
+  kpassthrough-devfuse  fring passthrough with kernel_passthrough (the kernel
+  kpassthrough-uring    serves read/write/mmap from the backing file itself)
 
 fring mounts get `-O default_permissions,allow_other`, so the kernel checks
 permissions and other uids may enter. Each target is mounted once per
@@ -33,7 +35,8 @@ import pytest
 FRING = os.environ.get("FRING_BIN", "fring")
 PLUGIN_DIR = os.environ.get("FRING_PLUGIN_DIR", "")
 ALL_TARGETS = ["tmpfs", "memfs-devfuse", "memfs-uring",
-               "passthrough-devfuse", "passthrough-uring"]
+               "passthrough-devfuse", "passthrough-uring",
+               "kpassthrough-devfuse", "kpassthrough-uring"]
 READY_TIMEOUT = 15
 STOP_TIMEOUT = 15
 FUSECTL = "/sys/fs/fuse/connections"
@@ -189,7 +192,7 @@ class Target:
 
     def __init__(self, name, root):
         self.name = name
-        self.kind = name.split("-")[0]          # tmpfs | memfs | passthrough
+        self.kind = name.split("-")[0]  # tmpfs | memfs | [k]passthrough
         self.transport = name.split("-")[1] if "-" in name else None
         self.root = root
         self.fuse = self.kind != "tmpfs"
@@ -225,7 +228,7 @@ def target(request):
             mounts.append(mp)
         else:
             options = [("size", "512MiB")] if kind == "memfs" else []
-            if kind == "passthrough":
+            if kind in ("passthrough", "kpassthrough"):
                 # the source is a tmpfs of its own, so passthrough can be
                 # held to exactly the reference's behaviour
                 src = tempfile.mkdtemp(prefix="fring-conf-src-")
@@ -233,10 +236,13 @@ def target(request):
                 mount_tmpfs(src)
                 mounts.append(src)
                 options = [("source", src)]
+                if kind == "kpassthrough":
+                    options.append(("kernel_passthrough", "true"))
             if os.environ.get("FRING_CONFORMANCE_NOCACHE"):
                 options += [("entry_timeout", "0"), ("attr_timeout", "0")]
             transport = name.split("-")[1]
-            server = FringServer(kind, mp, transport, options)
+            plugin = "passthrough" if kind == "kpassthrough" else kind
+            server = FringServer(plugin, mp, transport, options)
             mounts.append(mp)
             try:
                 ready = server.wait_ready()

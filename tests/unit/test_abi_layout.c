@@ -60,7 +60,7 @@ Test(abi_layout, tables)
 	SIZE(fring_conn, 48);
 	OFF(fring_conn, capable, 24);
 	SIZE(fring_req_ctx, 40);
-	SIZE(fring_host_api, 232);
+	SIZE(fring_host_api, 248);
 	SIZE(fring_statx, 128);
 	OFF(fring_statx, btime_sec, 96);
 	OFF(fring_host_api, log, 16);
@@ -70,6 +70,8 @@ Test(abi_layout, tables)
 	OFF(fring_host_api, req_write_fd, 208);
 	OFF(fring_host_api, reply_statx, 216);
 	OFF(fring_host_api, mount_point, 224); /* 1.2 */
+	OFF(fring_host_api, backing_open, 232); /* 1.3 */
+	OFF(fring_host_api, backing_close, 240);
 	SIZE(fring_fs_ops, 312);
 	OFF(fring_fs_ops, lookup, 8);
 	OFF(fring_fs_ops, statx, 304);

@@ -217,10 +217,15 @@ static const struct fring_fs_ops t_ops = {
 	.read = t_read, .write = t_write, .copy_file_range = t_copy,
 };
 
+static uint64_t t_want_extra;   /* more caps t_init asks for */
+static int t_no_writeback;      /* t_init leaves the writeback cache off */
+
 static int32_t t_init(void *inst, struct fring_conn *c)
 {
 	c->max_write = 128 * 1024;
-	c->want |= FRING_CAP_WRITEBACK_CACHE;
+	if (!t_no_writeback)
+		c->want |= FRING_CAP_WRITEBACK_CACHE;
+	c->want |= t_want_extra;
 	c->want &= ~FRING_CAP_ASYNC_READ;
 	return 0;
 }
@@ -678,6 +683,52 @@ Test(dispatch, init_negotiation)
 	cr_expect_eq(dx.conn.minor, 45);
 	cr_expect_eq(dx.conn.setxattr_ext, 1);
 	cr_expect_eq(dx.conn.max_write, 128 * 1024);
+}
+
+/* Kernel passthrough (ABI 1.3): granted with max_stack_depth 1, refused
+ * next to the writeback cache; backing_open only works when granted. */
+Test(dispatch, init_passthrough)
+{
+	struct fuse_init_in ii = {
+		.major = 7, .minor = 45, .max_readahead = 131072,
+		.flags = 0x73fffffb, .flags2 = 0x7fd, /* offers PASSTHROUGH */
+	};
+	struct fuse_init_out out;
+	struct fring_init_result res;
+	size_t outlen;
+	char *err = NULL;
+
+	cr_expect_eq(H->backing_open(&dx.mount, 3, 0), -EOPNOTSUPP);
+	t_want_extra = FRING_CAP_PASSTHROUGH;
+	t_no_writeback = 1;
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), NULL, &out,
+				      &outlen, &res, &err), 0);
+	cr_expect(out.flags2 & (FUSE_PASSTHROUGH >> 32));
+	cr_expect(!(out.flags & FUSE_WRITEBACK_CACHE));
+	cr_expect_eq(out.max_stack_depth, 1);
+	cr_expect_eq(H->backing_open(&dx.mount, 3, 1), -EINVAL);  /* flags */
+	cr_expect_eq(H->backing_open(&dx.mount, -1, 0), -EBADF);
+	cr_expect_eq(H->backing_close(&dx.mount, 0), -EINVAL);
+
+	/* With the writeback cache the kernel would ignore it: dropped. */
+	t_no_writeback = 0;
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), NULL, &out,
+				      &outlen, &res, &err), 0);
+	cr_expect(out.flags & FUSE_WRITEBACK_CACHE);
+	cr_expect(!(out.flags2 & (FUSE_PASSTHROUGH >> 32)));
+	cr_expect_eq(out.max_stack_depth, 0);
+	cr_expect_eq(H->backing_open(&dx.mount, 3, 0), -EOPNOTSUPP);
+	cr_expect_eq(H->backing_close(&dx.mount, 1), -EOPNOTSUPP);
+
+	/* A kernel that does not offer it never gets it. */
+	t_no_writeback = 1;
+	ii.flags2 &= ~(uint32_t)(FUSE_PASSTHROUGH >> 32);
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), NULL, &out,
+				      &outlen, &res, &err), 0);
+	cr_expect(!(out.flags2 & (FUSE_PASSTHROUGH >> 32)));
+	cr_expect_eq(out.max_stack_depth, 0);
+	t_want_extra = 0;
+	t_no_writeback = 0;
 }
 
 Test(dispatch, init_versions)

@@ -180,6 +180,25 @@ static int32_t h_reply_dir(fring_req *r)
 	return 0;
 }
 
+/* Kernel passthrough: backing_open answers backing_result. */
+static int32_t backing_result = 7;
+static int backing_opens, backing_closes;
+static int32_t backing_closed;
+static int32_t h_backing_open(fring_mount *m, int32_t fd, uint32_t flags)
+{
+	backing_opens++;
+	/* A fresh O_RDWR open, whatever the open asked for. */
+	cr_assert_eq(fcntl(fd, F_GETFL) & (O_ACCMODE | O_APPEND), O_RDWR);
+	cr_assert_eq(flags, 0);
+	return backing_result;
+}
+static int32_t h_backing_close(fring_mount *m, int32_t id)
+{
+	backing_closes++;
+	backing_closed = id;
+	return 0;
+}
+
 static const struct fring_host_api host = {
 	.size = sizeof(struct fring_host_api),
 	.abi_major = FRING_ABI_MAJOR,
@@ -203,6 +222,8 @@ static const struct fring_host_api host = {
 	.dir_add = h_dir_add,
 	.dir_add_plus = h_dir_add_plus,
 	.reply_dir = h_reply_dir,
+	.backing_open = h_backing_open,
+	.backing_close = h_backing_close,
 };
 
 static const struct fring_plugin *P;
@@ -832,6 +853,77 @@ Test(options, writeback_init)
 	cr_assert_eq(P->init(inst, &conn), 0);
 	cr_assert(conn.want & FRING_CAP_WRITEBACK_CACHE);
 	P->destroy(inst);
+}
+
+static int open_(uint64_t nodeid, uint32_t flags, struct fring_open_out *o)
+{
+	struct fring_open_args oa = { sizeof(oa), flags, nodeid, 0, 0 };
+
+	O->open(inst, req(), &oa);
+	if (R.kind == K_ERR)
+		return R.err;
+	cr_assert_eq(R.kind, K_OPEN);
+	*o = R.o;
+	return 0;
+}
+
+/* kernel_passthrough: every open of an inode shares one backing id, the
+ * last release closes it, and EPERM turns the mode off for good. */
+Test(handles, kernel_passthrough)
+{
+	struct fring_conn conn = { .size = sizeof(conn),
+				   .capable = FRING_CAP_PASSTHROUGH };
+	struct fring_open_out a, b, c;
+	struct fring_entry e, e2;
+	uint64_t fh;
+
+	cr_assert_not_null(mkdtemp(src));
+	load();
+	cr_assert_eq(P->config(inst, "source", src), 0);
+	cr_assert_eq(P->config(inst, "kernel_passthrough", "true"), 0);
+	cr_assert_eq(P->config_complete(inst), 0);
+	cr_assert_eq(P->init(inst, &conn), 0);
+	cr_assert(conn.want & FRING_CAP_PASSTHROUGH);
+
+	cr_assert_eq(create(ROOT, "f", &fh, &e), 0);
+	cr_expect(R.o.open_flags & FRING_FOPEN_PASSTHROUGH);
+	cr_expect_eq(R.o.backing_id, 7);
+	cr_assert_eq(open_(e.ino, O_RDONLY, &a), 0);
+	cr_assert_eq(open_(e.ino, O_WRONLY | O_APPEND | O_DIRECT, &b), 0);
+	cr_expect_eq(backing_opens, 1);            /* one per inode */
+	cr_expect(a.open_flags & FRING_FOPEN_PASSTHROUGH);
+	cr_expect(b.open_flags & FRING_FOPEN_PASSTHROUGH);
+	cr_expect(!(b.open_flags & FRING_FOPEN_DIRECT_IO)); /* would override */
+	cr_expect_eq(a.backing_id, 7);
+	cr_expect_eq(b.backing_id, 7);
+	release(e.ino, fh);
+	release(e.ino, a.fh);
+	cr_expect_eq(backing_closes, 0);
+	release(e.ino, b.fh);
+	cr_expect_eq(backing_closes, 1);           /* at the last release */
+	cr_expect_eq(backing_closed, 7);
+	backing_result = 9;
+	cr_assert_eq(open_(e.ino, O_RDWR, &c), 0);
+	cr_expect_eq(c.backing_id, 9);             /* registered again */
+	release(e.ino, c.fh);
+
+	/* Not allowed (no CAP_SYS_ADMIN): plain opens from then on. */
+	backing_result = -EPERM;
+	cr_assert_eq(open_(e.ino, O_RDONLY, &a), 0);
+	cr_expect(!(a.open_flags & FRING_FOPEN_PASSTHROUGH));
+	cr_expect_eq(a.backing_id, 0);
+	cr_assert_eq(mkdir_(ROOT, "d", &e2), 0);
+	cr_assert_eq(create(e2.ino, "g", &fh, &e2), 0);
+	cr_expect(!(R.o.open_flags & FRING_FOPEN_PASSTHROUGH));
+	release(e2.ino, fh);
+	cr_assert_eq(open_(e2.ino, O_RDONLY, &b), 0);
+	cr_expect(!(b.open_flags & FRING_FOPEN_PASSTHROUGH));
+	cr_expect_eq(backing_opens, 3);            /* not tried again */
+	release(e.ino, a.fh);
+	release(e2.ino, b.fh);
+	cr_expect_eq(backing_closes, 2);           /* plain opens close none */
+	backing_result = 7;
+	stop();
 }
 
 /* Threads looking up, stat()ing, renaming and forgetting the same files
