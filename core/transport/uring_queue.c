@@ -158,7 +158,7 @@ static uint64_t now_ns(void)
  * turn: a synchronous client usually runs on the queue's own CPU (the
  * kernel picks the queue by the caller's CPU) and must get it back to send
  * its next request. Spinning the whole budget cost a single-threaded
- * create/unlink loop 13%/38% (sync, 10,000 files), yielding from the start
+ * create/unlink loop 12%/38% (sync, 10,000 files), yielding from the start
  * cost 2 fio psync jobs 4% of their 4k reads; the split costs neither.
  *
  * The budget adapts to the gaps between requests: after POLL_MISSES
