@@ -2,14 +2,15 @@
 # Prepare a fresh Debian 12 machine (as root) to build and test fring:
 # build and test dependencies (fio, stress-ng: integrity; clang-14 and its
 # runtime: libFuzzer; valgrind: leak checks; abigail-tools: the ABI check
-# against abi/baseline), the fuse module, FUSE-over-io_uring.
+# against abi/baseline; libclang1-14: bindgen for the Rust binding; cffi
+# from PyPI: the Python binding), the fuse module, FUSE-over-io_uring.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
 
 packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
 	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest attr
 	  fio stress-ng valgrind clang-14 libclang-rt-14-dev util-linux
-	  abigail-tools)
+	  abigail-tools libclang1-14)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,6 +22,12 @@ if ((${#missing[@]})); then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The Python binding's tests run with the python3 on PATH (as ctest's).
+python3 -c 'import cffi' 2>/dev/null || python3 -m pip install -q cffi ||
+	echo "setup: pip install cffi failed: the Python binding tests skip" >&2
+command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] ||
+	echo "setup: no cargo (rustup): the Rust binding tests skip" >&2
 
 # The module may be built in (no modprobe needed) or absent from a container.
 modprobe fuse 2>/dev/null || true

@@ -84,6 +84,10 @@ static int parse_args(int argc, char **argv, struct fring_mount_spec *spec,
 			rc = add_mount_options(mopts, optarg);
 			break;
 		case 't':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "uring") &&
+			    strcmp(optarg, "devfuse"))
+				return cli_usage_error("-t expects auto, uring or "
+						       "devfuse");
 			spec->transport_mode = optarg;
 			rc = 0;
 			break;

@@ -52,7 +52,8 @@ def test_version():
 
 @pytest.mark.parametrize("args", [[], ["frobnicate"], ["mount", "memfs"],
                                   ["run"], ["check", "a", "b"],
-                                  ["mount", "memfs", "/tmp", "-o", "novalue"]])
+                                  ["mount", "memfs", "/tmp", "-o", "novalue"],
+                                  ["mount", "memfs", "/tmp", "-t", "fast"]])
 def test_bad_usage_exits_2(args):
     r = run_fring(*args)
     assert r.returncode == 2
