@@ -1,7 +1,10 @@
 """The Python binding (bindings/python/fring: cffi, declarations generated
-from the headers at import) matches the C ABI, and a Python program embeds
-the runtime with it: memfs mounted from Python, used, stopped, unmounted.
-Needs the cffi module."""
+from the headers) matches the C ABI; a Python program embeds the runtime
+with it (memfs mounted from Python, used, stopped, unmounted); and
+filesystems written in Python (fring.plugin, served by fring_python.so
+built with cffi's embedding mode) mount over both transports, with their
+errors reported. Needs the cffi module and this Python's headers."""
+import errno
 import os
 import signal
 import subprocess
@@ -103,3 +106,100 @@ def test_python_program_serves_memfs(tmp_path):
             p.send_signal(signal.SIGKILL)
             p.wait(10)
         force_unmount(str(mnt))
+
+
+# ---- filesystems written in Python (fring.plugin via fring_python.so) ----
+
+MEMO = '''
+import errno, stat
+from fring.plugin import Attr
+
+class Filesystem:
+    def __init__(self, options):
+        self.data = bytearray(options.get("init", "").encode())
+
+    def _attr(self, ino):
+        if ino == 1:
+            return Attr(1, stat.S_IFDIR | 0o755, nlink=2)
+        if ino == 2:
+            return Attr(2, stat.S_IFREG | 0o644, size=len(self.data))
+        raise OSError(errno.ENOENT, "")
+
+    def lookup(self, parent, name):
+        if name == "boom":
+            raise ValueError("a bug in the filesystem")
+        if parent != 1 or name != "memo":
+            raise OSError(errno.ENOENT, name)
+        return self._attr(2)
+
+    def getattr(self, ino):
+        return self._attr(ino)
+
+    def read(self, ino, fh, offset, size):
+        return bytes(self.data[offset:offset + size])
+
+    def write(self, ino, fh, offset, data):
+        self.data[offset:offset + len(data)] = data
+        return len(data)
+
+    def readdir(self, ino):
+        return [("memo", 2, stat.S_IFREG)]
+'''
+
+
+@pytest.fixture(scope="module")
+def py_plugin(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pyplugin")
+    r = subprocess.run([sys.executable, "-m", "fring.build_plugin", str(out)],
+                       capture_output=True, text=True, timeout=300, env=py_env())
+    assert r.returncode == 0, r.stderr[-3000:]
+    return str(out / "fring_python.so")
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_python_hello(py_plugin, mount, transport):
+    # fring_python.so finds the fring package itself (its path is built in)
+    mnt = mount(py_plugin, {"module": os.path.join(
+        ROOT, "sdk-examples/python-hello/hello.py")}, transport=transport)
+    with open(os.path.join(mnt, "hello"), "rb") as f:
+        assert f.read() == b"hello from Python\n"
+    assert sorted(os.listdir(mnt)) == ["hello"]
+    assert not os.path.exists(os.path.join(mnt, "nope"))
+
+
+def test_python_filesystem_writes_and_reports_bugs(py_plugin, mount, tmp_path):
+    mod = tmp_path / "memo.py"
+    mod.write_text(MEMO)
+    mnt = mount(py_plugin, {"module": str(mod), "init": "abc"})
+    path = os.path.join(mnt, "memo")
+    with open(path, "rb") as f:
+        assert f.read() == b"abc"            # the option reached __init__
+    fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
+    try:
+        import mmap
+        buf = mmap.mmap(-1, 4096)
+        buf[:] = b"z" * 4096
+        assert os.pwritev(fd, [buf], 0) == 4096
+    finally:
+        os.close(fd)
+    assert os.stat(path).st_size == 4096
+    with pytest.raises(OSError) as e:        # ValueError -> EIO, logged
+        os.stat(os.path.join(mnt, "boom"))
+    assert e.value.errno == errno.EIO
+
+
+@pytest.mark.parametrize("options, message", [
+    ({}, "option 'module' (a Python file) is required"),
+    ({"module": "/nonexistent/fs.py"}, "python: module /nonexistent/fs.py"),
+])
+def test_python_plugin_bad_module(py_plugin, tmp_path, options, message):
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    args = [FRING, "mount", py_plugin, str(mnt)]
+    for k, v in options.items():
+        args += ["-o", "%s=%s" % (k, v)]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=60,
+                       env=py_env())
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
+    assert not is_mounted(str(mnt))

@@ -33,17 +33,17 @@ def include_dir():
                             "the directory holding fring/fring.h")
 
 
-def _cpp(incdir, extra):
+def _cpp(incdir, extra, header):
     cc = os.environ.get("CC", "cc")
     with tempfile.TemporaryDirectory() as fake:
         for h in ("stdint.h", "stddef.h"):
             open(os.path.join(fake, h), "w").close()
         r = subprocess.run([cc, "-E", "-P", "-nostdinc", "-I", fake, "-I", incdir,
                             "-x", "c", *extra, "-"],
-                           input="#include <fring/fring.h>\n", capture_output=True,
+                           input="#include <%s>\n" % header, capture_output=True,
                            text=True)
     if r.returncode != 0:
-        raise RuntimeError("preprocessing fring/fring.h failed: " + r.stderr.strip())
+        raise RuntimeError("preprocessing %s failed: %s" % (header, r.stderr.strip()))
     return r.stdout
 
 
@@ -61,11 +61,12 @@ def _int_value(expr):
         return None
 
 
-def declarations(incdir):
-    """(cdef text, {FRING_* name: int}) for the headers in incdir."""
-    cdef = _cpp(incdir, [])
+def declarations(incdir, header="fring/fring.h"):
+    """(cdef text, {FRING_* name: int}) of header (fring/fring.h: the
+    embedding API and, through it, plugin.h) in incdir."""
+    cdef = _cpp(incdir, [], header)
     consts = {}
-    for line in _cpp(incdir, ["-dM"]).splitlines():
+    for line in _cpp(incdir, ["-dM"], header).splitlines():
         m = re.match(r"#define (FRING_[A-Z0-9_]+) (.+)$", line)
         if m:
             v = _int_value(m.group(2))
