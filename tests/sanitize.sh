@@ -186,7 +186,11 @@ want fuzz && fuzz_run
 if ((asan_ok)); then
 	# Side by side: the mount tests mostly wait on the kernel.
 	want valgrind && { valgrind_run "$jobs" & }
-	asan_tests mount -R "${FRING_SAN_MOUNT:-.}"
+	# Not the binding tests: Python cannot load the ASan libfring.so (the
+	# ASan runtime must come first), an embedded interpreter "leaks" by
+	# design at exit, and the Rust code is not instrumented anyway.
+	asan_tests mount -R "${FRING_SAN_MOUNT:-.}" -E 'mount_test_(python|rust)$'
+
 	wait
 elif want valgrind; then
 	valgrind_run "$jobs"
