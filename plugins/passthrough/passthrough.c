@@ -4,6 +4,7 @@
  */
 #include "pt.h"
 
+#include <fcntl.h>
 #include <math.h> /* isfinite */
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -150,6 +151,27 @@ static int pt_check_mountpoint(struct pt_fs *fs)
 	return inside ? -ELOOP : 0;
 }
 
+/* Grow the process's descriptor table now, for the fd cache plus open
+ * files. The kernel grows it in powers of two as descriptors are opened,
+ * and in a multi-threaded process every growth waits for an RCU grace
+ * period (expand_fdtable: synchronize_rcu), milliseconds here, stalling
+ * the request that opened the descriptor: a 20,000-entry listing took
+ * 25 ms instead of 12 ms when the table had to grow from 64 to 256 during
+ * it. The table never shrinks, so one dup now settles it. */
+static void reserve_fd_table(int root_fd, uint32_t fd_cache_max)
+{
+	struct rlimit rl;
+	long top = (long)fd_cache_max + 256;
+	int fd;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    top >= (long)rl.rlim_cur)
+		top = (long)rl.rlim_cur - 1;
+	fd = fcntl(root_fd, F_DUPFD_CLOEXEC, (int)top);
+	if (fd >= 0)
+		close(fd);
+}
+
 static int pt_config_complete(void *inst)
 {
 	struct pt_fs *fs = inst;
@@ -192,6 +214,7 @@ static int pt_config_complete(void *inst)
 			   "passthrough: fd_cache lowered to %u (half of RLIMIT_NOFILE)",
 			   fs->fd_cache_max);
 	}
+	reserve_fd_table(fs->root_fd, fs->fd_cache_max);
 	if (fs->handles)
 		fs->handles = pt_probe_handles(fs);
 	err = pt_table_init(fs, &st);
