@@ -4,6 +4,9 @@
  */
 #include "pt.h"
 
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -98,11 +101,36 @@ int pt_open_flags(struct pt_fs *fs, uint32_t flags)
 	return (int)flags | O_CLOEXEC;
 }
 
+/* File systems without a ->flush: close() there reports no error and
+ * drops only POSIX locks, which this server never takes on backing files
+ * (locks are the kernel's, README), so FLUSH would cost a round trip per
+ * close(2) for nothing: FOPEN_NOFLUSH. (The kernel still flushes with the
+ * writeback cache on.) Network file systems keep FLUSH, for their
+ * deferred write errors. */
+static bool flush_is_noop(int fd)
+{
+	struct statfs st;
+
+	if (fstatfs(fd, &st))
+		return false;
+	switch ((unsigned long)st.f_type) {
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
 void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
 		 struct fring_open_out *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->fh = (uint64_t)fd;
+	if (flush_is_noop(fd))
+		o->open_flags |= FRING_FOPEN_NOFLUSH;
 	/* O_DIRECT callers bypass the page cache here too, and their writes
 	 * to one file may run in parallel (no per-inode serialisation in the
 	 * kernel): the backing file orders them. */
