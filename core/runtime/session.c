@@ -107,27 +107,49 @@ static void plugin_destroy(struct fring_session *s)
 	s->destroyed = 1;
 }
 
+/* Every option is offered, so one run reports every bad one: the plugin
+ * logs each reason; the error names the first rejected key (at its YAML
+ * location) and then the others. */
 static int configure(struct fring_session *s, const struct fring_session_params *p,
 		     char **err)
 {
 	const struct fring_plugin *d = &s->plugin->desc;
+	char *msg = NULL;
+	int first = 0;
 
 	for (size_t i = 0; i < p->nr_options; i++) {
 		const struct fring_cfg_option *o = &p->options[i];
 		int ret = d->config ? d->config(s->dx.inst, o->key,
 						o->value ? o->value : "")
 				    : -EINVAL;
+		char *grown;
 
 		if (ret >= 0)
 			continue;
-		if (p->config_file)
-			*err = fring_strf("%s:%u:%u: plugin '%s' rejected option '%s'",
-					  p->config_file, o->line, o->column,
-					  plugin_name(s), o->key);
+		if (!first && p->config_file)
+			grown = fring_strf("%s:%u:%u: plugin '%s' rejected option '%s'",
+					   p->config_file, o->line, o->column,
+					   plugin_name(s), o->key);
+		else if (!first)
+			grown = fring_strf("plugin '%s' rejected option '%s'",
+					   plugin_name(s), o->key);
+		else if (p->config_file)
+			grown = fring_strf("%s; also '%s' (line %u)", msg, o->key,
+					   o->line);
 		else
-			*err = fring_strf("plugin '%s' rejected option '%s'",
-					  plugin_name(s), o->key);
-		return ret;
+			grown = fring_strf("%s; also '%s'", msg, o->key);
+		free(msg);
+		msg = grown;
+		if (!first)
+			first = ret;
+		if (!msg) {
+			*err = fring_strf("out of memory");
+			return -ENOMEM;
+		}
+	}
+	if (first) {
+		*err = msg;
+		return first;
 	}
 	if (d->config_complete) {
 		int ret = d->config_complete(s->dx.inst);

@@ -836,6 +836,20 @@ Test(session, config_errors)
 	cr_expect_str_eq(err, "plugin 's' rejected option 'bad'");
 	free(err);
 
+	/* Every bad option is offered and named, the first with its place. */
+	{
+		struct fring_cfg_option two[3] = {
+			{ .key = "bad", .value = "1", .line = 2, .column = 3 },
+			{ .key = "good", .value = "2", .line = 3, .column = 3 },
+			{ .key = "bad", .value = "3", .line = 5, .column = 9 },
+		};
+
+		cr_expect_eq(new_session(two, 3, "m.yaml", &err), -EINVAL);
+		cr_expect_str_eq(err, "m.yaml:2:3: plugin 's' rejected option "
+				      "'bad'; also 'bad' (line 5)");
+		free(err);
+	}
+
 	o[0].key = "incomplete";
 	cr_expect_eq(new_session(o, 1, NULL, &err), -EINVAL);
 	cr_expect_str_eq(err, "plugin 's': configuration incomplete or invalid "
