@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/embed.h"
 #include "cli.h"
 
 /* Keys are copies (argv is left intact: it shows in ps); values point
@@ -53,9 +54,16 @@ static int add_mount_options(struct kv_list *l, const char *arg)
 	while (*arg) {
 		size_t len = strcspn(arg, ",");
 		int rc = len ? kv_push(l, arg, len, NULL) : 0;
+		char *err = NULL;
 
 		if (rc)
 			return rc;
+		/* A bad -O is a usage error (exit 2), not a runtime one. */
+		if (len && fring_mount_option_check(l->v[l->n - 1].key, &err)) {
+			rc = cli_usage_error(err ? err : "bad mount option");
+			free(err);
+			return rc;
+		}
 		arg += len + (arg[len] == ',');
 	}
 	return 0;

@@ -331,6 +331,17 @@ static int spec_mount_option(struct fring_cfg_mount *cm,
 	return 0;
 }
 
+int fring_mount_option_check(const char *opt, char **err)
+{
+	struct fring_cfg_mount cm = { 0 };
+	struct fring_kv kv = { opt, NULL };
+	int rc = spec_mount_option(&cm, &kv, err);
+
+	free(cm.fsname);
+	free(cm.subtype);
+	return rc;
+}
+
 #define SPEC_HAS(sp, field)                                                   \
 	((sp)->size >= offsetof(struct fring_mount_spec, field) +             \
 			       sizeof(((struct fring_mount_spec *)0)->field))

@@ -14,6 +14,10 @@ typedef void (*fring_ready_fn)(void *ud, const char *mountpoint,
 			       const char *plugin, const char *transport);
 void fring_runtime_on_ready(fring_runtime *rt, fring_ready_fn cb, void *ud);
 
+/* 0 if `opt` ("ro", "fsname=x"...) is a mount option add_mount accepts,
+ * else -EINVAL and *err (malloc'ed) says why. */
+int fring_mount_option_check(const char *opt, char **err);
+
 /* Number of mounts added so far. */
 size_t fring_runtime_nr_mounts(const fring_runtime *rt);
 

@@ -53,7 +53,9 @@ def test_version():
 @pytest.mark.parametrize("args", [[], ["frobnicate"], ["mount", "memfs"],
                                   ["run"], ["check", "a", "b"],
                                   ["mount", "memfs", "/tmp", "-o", "novalue"],
-                                  ["mount", "memfs", "/tmp", "-t", "fast"]])
+                                  ["mount", "memfs", "/tmp", "-t", "fast"],
+                                  ["mount", "memfs", "/tmp", "-O", "bad"],
+                                  ["mount", "memfs", "/tmp", "-O", "ro,fsname="]])
 def test_bad_usage_exits_2(args):
     r = run_fring(*args)
     assert r.returncode == 2
