@@ -7,6 +7,7 @@
  * accepted and dropped too, so the size never changes.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,13 @@ static int32_t null_config(void *inst, const char *key, const char *value)
 	uint64_t v;
 
 	if (!strcmp(key, "size")) {
-		if (fring_host->parse_size(value, &fs->size) == 0)
+		/* The kernel's largest file size is 2^63 - 1 (MAX_LFS_FILESIZE). */
+		if (fring_host->parse_size(value, &fs->size) == 0 &&
+		    fs->size <= (uint64_t)INT64_MAX)
 			return 0;
 		fring_logf(fs->mount, FRING_LOG_ERROR,
-			   "null: size: expected a size like 1GiB, got '%s'", value);
+			   "null: size: expected a size like 1GiB, below 8EiB, "
+			   "got '%s'", value);
 		return -EINVAL;
 	}
 	if (!strcmp(key, "files")) {

@@ -8,9 +8,9 @@
  * with ETXTBSY), so the backing id lives in the inode: its first open
  * registers one, later opens reuse it, and the last RELEASE closes it. A
  * RELEASE comes only after the kernel has processed that open's reply, so
- * no reply still on its way names a closed id. The registered file is a
- * fresh O_RDWR open when possible (no O_APPEND: the kernel applies each
- * caller's own flags per I/O), so read-only and read-write opens share it.
+ * no reply still on its way names a closed id. The registration is the
+ * first open's own fd: the kernel opens a backing file per FUSE open with
+ * that caller's flags, so read-only and read-write opens share one id.
  */
 #include "pt.h"
 
@@ -27,39 +27,20 @@ bool pt_backing_supported(void)
 	return HAS_BACKING;
 }
 
-/* Register the file open as fd; *mode gets the registered access mode. */
-static int backing_register(struct pt_fs *fs, int fd, int *mode)
+/* The kernel opens its own backing file per FUSE open, with that caller's
+ * flags and the credentials of the registration (fs/fuse/passthrough.c:
+ * backing_file_open), so the registered file only names the inode: the
+ * open's own fd serves every later open of it, read or write. */
+static int backing_register(struct pt_fs *fs, int fd)
 {
-	static const int modes[] = { O_RDWR, O_RDONLY, O_WRONLY };
-	char proc[32];
-	int id = -EBADF;
-
-	pt_proc_path(proc, fd);
-	for (unsigned i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		int bfd = open(proc, modes[i] | O_CLOEXEC);
-
-		if (bfd < 0)
-			continue;
-		id = fring_host->backing_open(fs->mount, bfd, 0);
-		close(bfd); /* the kernel holds its own reference */
-		*mode = modes[i];
-		break;
-	}
-	return id;
-}
-
-static bool mode_covers(int backing, uint32_t flags)
-{
-	int want = (int)(flags & O_ACCMODE);
-
-	return backing == O_RDWR || backing == want;
+	return fring_host->backing_open(fs->mount, fd, 0);
 }
 
 void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid, uint32_t flags,
 		       struct fring_open_out *o)
 {
 	struct pt_inode *ino;
-	int fd = (int)o->fh, id, mode = 0, err = 0;
+	int fd = (int)o->fh, id, err = 0;
 
 	if (!fs->kernel_passthrough)
 		return;
@@ -69,11 +50,10 @@ void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid, uint32_t flags,
 	ino = pt_inode_by_id(fs, nodeid);
 	if (!ino || ino->type != S_IFREG)
 		goto out;
-	if (ino->plain_opens || (ino->backing_id &&
-				 !mode_covers(ino->backing_mode, flags)))
+	if (ino->plain_opens)
 		goto plain;
 	if (!ino->backing_id) {
-		id = backing_register(fs, fd, &mode);
+		id = backing_register(fs, fd);
 		if (id < 0) {
 			err = id;
 			/* Not negotiated or not allowed: no later open can. */
@@ -82,7 +62,6 @@ void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid, uint32_t flags,
 			goto plain;
 		}
 		ino->backing_id = id;
-		ino->backing_mode = mode;
 	}
 	ino->backing_opens++;
 	o->backing_id = ino->backing_id;

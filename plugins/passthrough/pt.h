@@ -39,10 +39,9 @@ struct pt_inode {
 	bool pinned;        /* fd kept outside the LRU (unlinked, path mode) */
 	struct pt_inode *lru_prev, *lru_next;
 
-	/* Kernel passthrough (backing.c): the registered backing file, its
-	 * access mode, and the opens using it; opens served without it. */
+	/* Kernel passthrough (backing.c): the registered backing file and
+	 * the opens using it; opens served without it. */
 	int32_t backing_id; /* 0: none */
-	int backing_mode;   /* O_RDWR, O_RDONLY or O_WRONLY */
 	uint32_t backing_opens, plain_opens;
 
 	/* Identity: a file handle, or else (parent, name). */

@@ -8,6 +8,7 @@ import mmap
 import os
 import re
 import signal
+import subprocess
 
 import pytest
 
@@ -130,6 +131,33 @@ def test_concurrent_and_repeated_opens_share_the_backing_file(kp):
     counts, _ = stop()
     assert counts.get("OPEN", 0) >= 60, counts
     assert counts.get("READ", 0) == 0 and counts.get("WRITE", 0) == 0, counts
+
+
+def test_writer_beside_a_reader_of_an_append_only_file(kp):
+    """The first open registers the inode's backing file; a later open with
+    other access (here O_APPEND on a chattr +a file, which refuses O_RDWR)
+    must still pass through: the kernel opens its own backing file per
+    open, with that caller's flags."""
+    mp, src, stop = kp("uring")
+    backing = os.path.join(src, "log")
+    with open(backing, "w") as f:
+        f.write("line1\n")
+    subprocess.run(["chattr", "+a", backing], check=True)
+    try:
+        r = os.open(os.path.join(mp, "log"), os.O_RDONLY)
+        try:
+            w = os.open(os.path.join(mp, "log"), os.O_WRONLY | os.O_APPEND)
+            try:
+                assert os.write(w, b"line2\n") == 6
+            finally:
+                os.close(w)
+            assert os.pread(r, 100, 0) == b"line1\nline2\n"
+        finally:
+            os.close(r)
+    finally:
+        subprocess.run(["chattr", "-a", backing], check=True)
+    counts, _ = stop()
+    assert counts.get("WRITE", 0) == 0, counts
 
 
 def test_kernel_passthrough_with_writeback_is_a_config_error(tmpdirs):

@@ -40,6 +40,7 @@ def test_zeros_in_writes_dropped(mount, transport):
 @pytest.mark.parametrize("option, message", [
     ("files=0", "files: expected a count"),
     ("size=lots", "size: expected a size"),
+    ("size=8EiB", "below 8EiB"),
     ("colour=red", "unknown option 'colour'"),
 ])
 def test_bad_options_are_refused(tmpdirs, option, message):

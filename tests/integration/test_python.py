@@ -128,6 +128,8 @@ class Filesystem:
     def lookup(self, parent, name):
         if name == "boom":
             raise ValueError("a bug in the filesystem")
+        if name == "exit":
+            raise SystemExit(1)
         if parent != 1 or name != "memo":
             raise OSError(errno.ENOENT, name)
         return self._attr(2)
@@ -183,9 +185,10 @@ def test_python_filesystem_writes_and_reports_bugs(py_plugin, mount, tmp_path):
     finally:
         os.close(fd)
     assert os.stat(path).st_size == 4096
-    with pytest.raises(OSError) as e:        # ValueError -> EIO, logged
-        os.stat(os.path.join(mnt, "boom"))
-    assert e.value.errno == errno.EIO
+    for name in ("boom", "exit"):            # ValueError, SystemExit -> EIO
+        with pytest.raises(OSError) as e:
+            os.stat(os.path.join(mnt, name))
+        assert e.value.errno == errno.EIO
 
 
 @pytest.mark.parametrize("options, message", [

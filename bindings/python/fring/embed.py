@@ -114,7 +114,10 @@ class Runtime:
 
     def run(self):
         """Mount everything added and serve until stop() or an unmount;
-        unmounts what it mounted before returning."""
+        unmounts what it mounted before returning. Python runs its signal
+        handlers only between bytecodes of the main thread, so while run()
+        blocks there Ctrl-C cannot reach it: call run() in a thread and
+        stop() from the main thread (or a signal handler there)."""
         errp = ffi.new("char **")
         _check(lib.fring_runtime_run(self._rt, errp), errp, "run")
 

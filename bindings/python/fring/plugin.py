@@ -18,8 +18,9 @@ inode 1 is the root). Each returns its answer or raises OSError(errno):
 Methods left out answer ENOSYS (the kernel then stops asking, where it
 can). Attributes are cached by the kernel for `attr_timeout` seconds (a
 class attribute, default 1.0), names for `entry_timeout`. Calls are
-serialised (one at a time, under the GIL); an exception other than OSError
-is logged with its traceback and answers EIO.
+serialised (one at a time, under the GIL); any other exception (SystemExit
+included) or a wrong return type is logged with its traceback and answers
+EIO.
 """
 import errno
 import importlib.util
@@ -83,7 +84,9 @@ def _answer(mnt, r, opname, fn):
         fn()
     except OSError as e:
         host.reply_err(r, -(e.errno or errno.EIO))
-    except Exception:
+    except BaseException:
+        # SystemExit and KeyboardInterrupt too: an unanswered request would
+        # leave its caller waiting in the kernel.
         _log(mnt.m, lib.FRING_LOG_ERROR,
              "python: %s raised:\n%s" % (opname, traceback.format_exc()))
         host.reply_err(r, -errno.EIO)
@@ -228,7 +231,11 @@ def _bind(ffi_, lib_):
         def go():
             fn = _method(mnt, r, "read")
             if fn:
-                data = bytes(fn(a.nodeid, a.fh, a.offset, a.len))[:a.len]
+                data = fn(a.nodeid, a.fh, a.offset, a.len)
+                if not isinstance(data, (bytes, bytearray, memoryview)):
+                    raise TypeError("read must return bytes, not %s"
+                                    % type(data).__name__)
+                data = bytes(data)[:a.len]
                 host.reply_data(r, ffi.from_buffer(data), len(data))
         _answer(mnt, r, "read", go)
 
