@@ -122,32 +122,29 @@ static void null_lookup(void *inst, fring_req *r, const struct fring_name_args *
 	fring_host->reply_entry(r, &e);
 }
 
-static void null_getattr(void *inst, fring_req *r, const struct fring_getattr_args *a)
+/* The attributes of nodeid, which never change. */
+static void reply_attr_of(struct null_fs *fs, fring_req *r, uint64_t nodeid)
 {
-	struct null_fs *fs = inst;
 	struct fring_attr attr;
 
-	if (a->nodeid != ROOT && !is_file(fs, a->nodeid)) {
+	if (nodeid != ROOT && !is_file(fs, nodeid)) {
 		fring_host->reply_err(r, -ENOENT);
 		return;
 	}
-	fill(fs, a->nodeid, &attr);
+	fill(fs, nodeid, &attr);
 	fring_host->reply_attr(r, &attr, TIMEOUT_NS);
 }
 
+static void null_getattr(void *inst, fring_req *r, const struct fring_getattr_args *a)
+{
+	reply_attr_of(inst, r, a->nodeid);
+}
+
 /* Every change (size included: O_TRUNC) is accepted and dropped, like the
- * data: the reply carries the attributes, which never change. */
+ * data: the reply carries the unchanged attributes. */
 static void null_setattr(void *inst, fring_req *r, const struct fring_setattr_args *a)
 {
-	struct null_fs *fs = inst;
-	struct fring_attr attr;
-
-	if (a->nodeid != ROOT && !is_file(fs, a->nodeid)) {
-		fring_host->reply_err(r, -ENOENT);
-		return;
-	}
-	fill(fs, a->nodeid, &attr);
-	fring_host->reply_attr(r, &attr, TIMEOUT_NS);
+	reply_attr_of(inst, r, a->nodeid);
 }
 
 static void null_open(void *inst, fring_req *r, const struct fring_open_args *a)

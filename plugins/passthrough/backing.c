@@ -27,16 +27,7 @@ bool pt_backing_supported(void)
 	return HAS_BACKING;
 }
 
-/* The kernel opens its own backing file per FUSE open, with that caller's
- * flags and the credentials of the registration (fs/fuse/passthrough.c:
- * backing_file_open), so the registered file only names the inode: the
- * open's own fd serves every later open of it, read or write. */
-static int backing_register(struct pt_fs *fs, int fd)
-{
-	return fring_host->backing_open(fs->mount, fd, 0);
-}
-
-void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid, uint32_t flags,
+void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid,
 		       struct fring_open_out *o)
 {
 	struct pt_inode *ino;
@@ -53,7 +44,10 @@ void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid, uint32_t flags,
 	if (ino->plain_opens)
 		goto plain;
 	if (!ino->backing_id) {
-		id = backing_register(fs, fd);
+		/* The open's own fd: the kernel opens a backing file per FUSE
+		 * open with that caller's flags (backing_file_open), so the
+		 * registration only names the inode. */
+		id = fring_host->backing_open(fs->mount, fd, 0);
 		if (id < 0) {
 			err = id;
 			/* Not negotiated or not allowed: no later open can. */

@@ -33,7 +33,7 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 		return;
 	}
 	pt_open_out(fs, a->flags, fd, &o);
-	pt_backing_attach(fs, a->nodeid, a->flags, &o);
+	pt_backing_attach(fs, a->nodeid, &o);
 	if (fring_host->reply_open(r, &o) < 0) {
 		pt_backing_detach(fs, a->nodeid, o.fh);
 		close(fd);

@@ -174,7 +174,7 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 		return;
 	}
 	pt_open_out(fs, a->flags, fd, &o);
-	pt_backing_attach(fs, e.ino, a->flags, &o);
+	pt_backing_attach(fs, e.ino, &o);
 	if (fring_host->reply_create(r, &e, &o) < 0) {
 		pt_backing_detach(fs, e.ino, o.fh);
 		close(fd);

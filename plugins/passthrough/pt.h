@@ -140,7 +140,7 @@ void pt_proc_path(char buf[32], int fd);
 #define PT_FH_BACKING (1ull << 32)
 #define PT_FH_PLAIN (1ull << 33)
 bool pt_backing_supported(void);
-void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid, uint32_t flags,
+void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid,
 		       struct fring_open_out *o);
 void pt_backing_detach(struct pt_fs *fs, uint64_t nodeid, uint64_t fh);
 
