@@ -11,7 +11,8 @@
  *         mode: auto|uring|devfuse
  *         queues: auto|1..1024
  *         queue_depth: 1..4096        (default 8)
- *         bufpool: { size: 64MiB, registered: true }
+ *         bufpool: auto|on|off or { mode: auto|on|off, size: 8MiB,
+ *                  registered: true }  (Linux 7.3 buffer pools)
  *         zero_copy: auto|on|off
  *         request_timeout: 0..65535 (seconds the kernel waits for any
  *                      reply before it aborts the connection; 0 = never;
@@ -43,7 +44,8 @@ struct fring_cfg_transport {
 	enum fring_transport_mode mode;
 	uint32_t queues;      /* 0 = auto */
 	uint32_t queue_depth; /* default 8 */
-	uint64_t bufpool_size;      /* bytes, 0 = default */
+	enum fring_tristate bufpool; /* io_uring buffer pools; default auto */
+	uint64_t bufpool_size;      /* bytes per queue, 0 = default */
 	int bufpool_registered;     /* default 1 */
 	enum fring_tristate zero_copy;
 	uint32_t request_timeout; /* seconds, 0 = off */

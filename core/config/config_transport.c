@@ -1,10 +1,13 @@
 /* The `transport:` section of a mount: mode, queues, queue_depth,
- * bufpool { size, registered }, zero_copy, request_timeout and poll_us. */
+ * bufpool (auto|on|off or { mode, size, registered }), zero_copy,
+ * request_timeout and poll_us. */
 #include <errno.h>
 #include <string.h>
 
 #include "config/config_internal.h"
 
+/* One pool buffer holds the largest request, max_write (1 MiB) plus
+ * nothing: a pool below that holds no buffer (the kernel says -EINVAL). */
 #define BUFPOOL_MIN (1ull << 20)
 #define BUFPOOL_MAX (4ull << 30)
 
@@ -14,6 +17,7 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 	t->mode = FRING_MODE_AUTO;
 	t->queues = 0;
 	t->queue_depth = 8;
+	t->bufpool = FRING_AUTO;
 	t->bufpool_size = 0;
 	t->bufpool_registered = 1;
 	t->zero_copy = FRING_AUTO;
@@ -61,24 +65,49 @@ static int bad(struct cfg_ctx *c, yaml_node_t *n, const char *key, const char *e
 			 cfg_describe(n, buf, sizeof(buf)));
 }
 
+/* auto | on | off, booleans accepted (YAML users write those for on/off). */
+static int parse_tristate(const yaml_node_t *n, enum fring_tristate *out)
+{
+	static const char *const words[] = { "auto", "on", "off", NULL };
+	static const enum fring_tristate val[] = { FRING_AUTO, FRING_ON, FRING_OFF };
+	int i, b;
+
+	if ((i = pick(n, words)) >= 0)
+		*out = val[i];
+	else if (n->type == YAML_SCALAR_NODE && !fring_parse_bool(cfg_scalar(n), &b))
+		*out = b ? FRING_ON : FRING_OFF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
 {
-	static const char *const keys[] = { "size", "registered", NULL };
+	static const char *const keys[] = { "mode", "size", "registered", NULL };
 	yaml_node_t *v;
 	int rc;
 
 	if (cfg_is_null(n))
 		return 0;
+	if (n->type == YAML_SCALAR_NODE) {
+		if (parse_tristate(n, &t->bufpool))
+			return bad(c, n, "transport.bufpool",
+				   "one of auto, on, off or a mapping { mode, size, registered }");
+		return 0;
+	}
 	if ((rc = cfg_expect_map(c, n, "transport.bufpool")) ||
 	    (rc = cfg_check_keys(c, n, "in transport.bufpool", keys)))
 		return rc;
+	if ((v = cfg_get(c, n, "mode", NULL)) && parse_tristate(v, &t->bufpool))
+		return bad(c, v, "transport.bufpool.mode", "one of auto, on, off");
 	if ((v = cfg_get(c, n, "size", NULL))) {
 		uint64_t size;
 
 		if (v->type != YAML_SCALAR_NODE || fring_parse_size(cfg_scalar(v), &size) ||
 		    size < BUFPOOL_MIN || size > BUFPOOL_MAX)
 			return bad(c, v, "transport.bufpool.size",
-				   "a size 1MiB..4GiB such as 64MiB");
+				   "a size 1MiB..4GiB such as 64MiB (at least one "
+				   "1MiB buffer, the largest request)");
 		t->bufpool_size = size;
 	}
 	if ((v = cfg_get(c, n, "registered", NULL)) &&
@@ -95,10 +124,8 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 					    "bufpool", "zero_copy",
 					    "request_timeout", "poll_us", NULL };
 	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
-	static const char *const zc[] = { "auto", "on", "off", NULL };
-	static const enum fring_tristate zc_val[] = { FRING_AUTO, FRING_ON, FRING_OFF };
 	yaml_node_t *v;
-	int rc, i, b;
+	int rc, i;
 
 	fring_cfg_transport_defaults(t);
 	if (cfg_is_null(n))
@@ -129,14 +156,7 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 			   "an integer 0..1000 (microseconds, 0 = off)");
 	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
 		return rc;
-	if ((v = cfg_get(c, n, "zero_copy", NULL))) {
-		/* YAML users write booleans for on/off; accept those too. */
-		if ((i = pick(v, zc)) >= 0)
-			t->zero_copy = zc_val[i];
-		else if (v->type == YAML_SCALAR_NODE && !fring_parse_bool(cfg_scalar(v), &b))
-			t->zero_copy = b ? FRING_ON : FRING_OFF;
-		else
-			return bad(c, v, "transport.zero_copy", "one of auto, on, off");
-	}
+	if ((v = cfg_get(c, n, "zero_copy", NULL)) && parse_tristate(v, &t->zero_copy))
+		return bad(c, v, "transport.zero_copy", "one of auto, on, off");
 	return 0;
 }

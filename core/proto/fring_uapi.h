@@ -1,11 +1,13 @@
 /*
  * The FUSE kernel protocol as fring speaks it: opcodes, flags and the wire
- * structs (7.45 layouts, Linux 6.18), plus the io_uring command structs and
- * the seed extension values. Written from the protocol brief
- * (shared/docs/fuse-io-uring-protocol.md); /usr/include/linux/fuse.h on
- * Debian 12 is 7.38 and must not be included alongside this file.
+ * structs (7.46 layouts), plus the io_uring command structs with the
+ * buffer-pool and zero-copy values of Linux 7.3 (protocol 7.46), checked
+ * against that kernel's include/uapi/linux/fuse.h and fs/fuse/dev_uring.c
+ * and used in a 7.3 guest (tests/vm). Linux 6.18 speaks 7.45 and offers
+ * none of the 7.46 additions. /usr/include/linux/fuse.h on Debian 12 is
+ * 7.38 and must not be included alongside this file.
  *
- * Every value whose provenance is unconfirmed lives here and nowhere else.
+ * Every protocol value lives here and nowhere else.
  */
 #ifndef FRING_UAPI_H
 #define FRING_UAPI_H
@@ -13,7 +15,7 @@
 #include <stdint.h>
 
 #define FUSE_KERNEL_VERSION 7
-#define FUSE_KERNEL_MINOR_VERSION 45
+#define FUSE_KERNEL_MINOR_VERSION 46 /* 7.46 only adds io_uring buffer pools and zero-copy */
 #define FUSE_ROOT_ID 1
 #define FUSE_MIN_READ_BUFFER 8192
 
@@ -115,6 +117,11 @@ enum fuse_opcode {
 #define FUSE_ALLOW_IDMAP (1ull << 40)
 #define FUSE_OVER_IO_URING (1ull << 41)     /* 7.42, VERIFIED on 6.18 */
 #define FUSE_REQUEST_TIMEOUT (1ull << 42)   /* 7.43, VERIFIED on 6.18 */
+/* 7.46 (Linux 7.3): the kernel takes ADD_QUEUE / ADD_BUFPOOL. An offer
+ * only: the server does not echo it; it just adds pools before REGISTER.
+ * (Seed 003 used this bit for REDUCED_Q; on 7.3 and to fring it is always
+ * buffer pools.) */
+#define FUSE_HAS_IO_URING_BUFPOOL (1ull << 43)
 
 /* SETATTR valid bits (fuse_setattr_in.valid). */
 #define FATTR_MODE (1u << 0)
@@ -451,14 +458,14 @@ struct fuse_backing_map {
 #define FUSE_DEV_IOC_BACKING_CLOSE _IOW(FUSE_DEV_IOC_MAGIC, 2, uint32_t)
 #define FOPEN_PASSTHROUGH (1u << 7)
 
-/* ---- FUSE over io_uring (6.18 baseline; see protocol brief section 2) ---- */
+/* ---- FUSE over io_uring (6.18 baseline, 7.3 buffer pools and zero-copy) ---- */
 
 enum fuse_uring_cmd {
 	FUSE_IO_URING_CMD_INVALID = 0,
 	FUSE_IO_URING_CMD_REGISTER = 1,
 	FUSE_IO_URING_CMD_COMMIT_AND_FETCH = 2,
-	FUSE_IO_URING_CMD_ADD_QUEUE = 3,   /* 7.3 series; -EINVAL on 6.18 */
-	FUSE_IO_URING_CMD_ADD_BUFPOOL = 4, /* 7.3 series; -EINVAL on 6.18 */
+	FUSE_IO_URING_CMD_ADD_QUEUE = 3,   /* 7.46; flags FUSE_URING_ZERO_COPY */
+	FUSE_IO_URING_CMD_ADD_BUFPOOL = 4, /* 7.46; after ADD_QUEUE, before REGISTER */
 };
 
 #define FUSE_URING_IN_OUT_HEADER_SZ 128
@@ -468,7 +475,8 @@ struct fuse_uring_ent_in_out {
 	uint64_t flags;
 	uint64_t commit_id; /* full 64 bits, never 0 */
 	uint32_t payload_sz;
-	uint32_t offset;    /* 6.18: padding; 7.3: bufpool offset */
+	uint32_t offset;    /* 7.46: payload's byte offset in the queue's pool
+			     * (0 also when the request got no buffer); 7.45: padding */
 	uint64_t reserved;
 };
 
@@ -493,11 +501,20 @@ struct fuse_uring_cmd_req {
 	};
 };
 
-/* Seed extension values (UNCONFIRMED: see the brief, section 3.6). Never
- * sent unless the negotiated uapi profile defines them. */
+/* Zero-copy (7.46): ADD_QUEUE flag (needs CAP_SYS_ADMIN and a pool), the
+ * per-request flag in fuse_uring_ent_in_out.flags, and the OPEN/CREATE
+ * reply flag that opts a file in. */
 #define FUSE_URING_ZERO_COPY (1u << 0)
 #define FUSE_URING_ENT_ZERO_COPY (1u << 0)
 #define FOPEN_IO_URING_ZERO_COPY (1u << 8)
-#define FRING_UAPI_BIT43 (1ull << 43) /* BUFPOOL (7.3) or REDUCED_Q (seed 003) */
+
+/* A buffer pool is "registered" (the kernel reaches it through the ring's
+ * fixed-buffer table, no per-copy pinning) exactly when ADD_BUFPOOL goes in
+ * with IORING_URING_CMD_FIXED in sqe->uring_cmd_flags; sqe->buf_index names
+ * the slot, and every later REGISTER and COMMIT_AND_FETCH of that queue must
+ * carry the same flag and index or the kernel answers -EINVAL. There is no
+ * flag for it in fuse_uring_cmd_req. Each pool buffer holds the largest
+ * request (max(8192, max_write, max_pages * 4096) bytes); a pool that holds
+ * none is -EINVAL; bufpool.len is 32 bits. */
 
 #endif /* FRING_UAPI_H */

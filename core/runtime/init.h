@@ -13,8 +13,8 @@
 #include "../proto/proto.h"
 #include "dispatch.h"
 
-/* Our highest protocol minor (7.45, Linux 6.18). */
-#define FRING_PROTO_MINOR 45
+/* Our highest protocol minor (7.46, Linux 7.3; 6.18 offers 7.45). */
+#define FRING_PROTO_MINOR 46
 #define FRING_DEFAULT_MAX_WRITE (1u << 20)
 #define FRING_MAX_BACKGROUND 64
 #define FRING_CONGESTION_THRESHOLD 48

@@ -319,6 +319,9 @@ int fring_session_mount(struct fring_session *s, char **err)
 		.conn_id = s->conn_id, .nr_threads = s->transport.queues,
 		.queue_depth = s->transport.queue_depth,
 		.poll_us = s->transport.poll_us,
+		.bufpool = s->transport.bufpool,
+		.bufpool_size = s->transport.bufpool_size,
+		.bufpool_registered = s->transport.bufpool_registered,
 	};
 	ip.before_reply = fring_uring_init_hook;
 	ip.ud = &s->uo;

@@ -49,6 +49,11 @@ struct fring_uring_params {
 	uint32_t max_pages;         /* negotiated in INIT (0 = 32, no MAX_PAGES) */
 	uint32_t ring_mode;         /* FRING_URING_RING_*; 0 = the best the kernel takes */
 	uint32_t poll_us;           /* busy-poll budget (transport.poll_us), 0 = off */
+	/* Linux 7.3 buffer pools (uring_bufpool.c). */
+	int bufpool;                /* transport.bufpool: FRING_AUTO/ON/OFF (config.h) */
+	uint64_t bufpool_size;      /* bytes per qid, 0 = min(queue_depth, 8) buffers */
+	int bufpool_registered;     /* tell the kernel the pool is a fixed buffer */
+	int bufpool_offered;        /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
 };
 
 /* Task-work modes, best first. AUTO tries DEFER, then COOP, then PLAIN
@@ -92,6 +97,8 @@ void fring_uring_free(struct fring_uring *u);
 uint32_t fring_uring_nr_qids(const struct fring_uring *u);
 uint32_t fring_uring_nr_threads(const struct fring_uring *u);
 uint32_t fring_uring_depth(const struct fring_uring *u);
+/* Buffers in each qid's pool; 0: per-entry buffers. */
+uint32_t fring_uring_pool_bufs(const struct fring_uring *u);
 /* Ring flags each thread ended up with, e.g. "SQE128|SINGLE_ISSUER|DEFER_TASKRUN". */
 const char *fring_uring_ring_mode(const struct fring_uring *u);
 
@@ -107,6 +114,9 @@ struct fring_uring_stats {
 	uint64_t io_errors;     /* backing I/O that failed */
 	uint64_t entries;       /* ring entries registered with the kernel */
 	uint64_t wakeups;       /* eventfd wake-ups of the queue thread */
+	uint64_t pool_hits;     /* requests whose payload was in a pool buffer */
+	uint64_t pool_full;     /* times a request took the pool's last free buffer
+				 * (payload requests then wait in the kernel) */
 };
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
 		      struct fring_uring_stats *out);

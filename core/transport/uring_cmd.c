@@ -21,7 +21,7 @@ _Static_assert(sizeof(struct fuse_uring_cmd_req) <= SQE_SIZE - 48,
 
 /* A zeroed 128-byte SQE. The SQ holds one slot per entry plus the polls,
  * so it is only ever full with prepared SQEs; flushing them frees slots. */
-static struct io_uring_sqe *get_sqe(struct uring_thread *t)
+struct io_uring_sqe *uring_get_sqe(struct uring_thread *t)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
 
@@ -43,7 +43,7 @@ static uint64_t ud_of(struct uring_ent *e, unsigned tag)
 static int prep_cmd(struct uring_thread *t, struct uring_ent *e,
 		    uint32_t cmd_op, uint64_t commit_id)
 {
-	struct io_uring_sqe *sqe = get_sqe(t);
+	struct io_uring_sqe *sqe = uring_get_sqe(t);
 	struct fuse_uring_cmd_req *req;
 
 	if (!sqe)
@@ -61,6 +61,7 @@ static int prep_cmd(struct uring_thread *t, struct uring_ent *e,
 	req->qid = e->qid;
 	req->commit_id = commit_id;
 	e->last_cmd = cmd_op;
+	uring_pool_sqe(e, sqe); /* a registered pool's flag and index */
 	return 0;
 }
 
@@ -78,7 +79,7 @@ int uring_prep_commit(struct uring_thread *t, struct uring_ent *e)
 
 int uring_prep_io(struct uring_thread *t, struct uring_ent *e)
 {
-	struct io_uring_sqe *sqe = get_sqe(t);
+	struct io_uring_sqe *sqe = uring_get_sqe(t);
 
 	if (!sqe)
 		return -EBUSY;
@@ -94,7 +95,7 @@ int uring_prep_io(struct uring_thread *t, struct uring_ent *e)
 
 int uring_prep_wake_poll(struct uring_thread *t)
 {
-	struct io_uring_sqe *sqe = get_sqe(t);
+	struct io_uring_sqe *sqe = uring_get_sqe(t);
 
 	if (!sqe)
 		return -EBUSY;
@@ -105,7 +106,7 @@ int uring_prep_wake_poll(struct uring_thread *t)
 
 int uring_prep_stop_poll(struct uring_thread *t)
 {
-	struct io_uring_sqe *sqe = get_sqe(t);
+	struct io_uring_sqe *sqe = uring_get_sqe(t);
 
 	if (!sqe)
 		return -EBUSY;

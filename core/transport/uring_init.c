@@ -41,6 +41,11 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 	o->reason[0] = 0;
 	if (o->mode == FRING_MODE_DEVFUSE) {
 		snprintf(o->reason, sizeof(o->reason), "transport mode devfuse");
+		if (o->p.bufpool == FRING_ON) {
+			*err = fring_strf("transport.bufpool on needs io_uring, "
+					  "but transport.mode is devfuse");
+			return -EINVAL;
+		}
 		return 0;
 	}
 	why = fring_uring_unavailable(res->capable, res->kernel_minor, o->reason,
@@ -48,6 +53,7 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 	if (!why) {
 		o->p.max_write = res->max_write;
 		o->p.max_pages = res->max_pages;
+		o->p.bufpool_offered = !!(res->capable & FUSE_HAS_IO_URING_BUFPOOL);
 		ret = fring_uring_setup(&o->p, &o->u, &msg);
 		if (ret) {
 			snprintf(o->reason, sizeof(o->reason), "%s",
@@ -57,7 +63,8 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 		free(msg);
 	}
 	if (why) {
-		if (o->mode == FRING_MODE_URING) {
+		/* Pools exist only over io_uring: bufpool on insists on both. */
+		if (o->mode == FRING_MODE_URING || o->p.bufpool == FRING_ON) {
 			*err = fring_strf("transport uring: io_uring unavailable: "
 					  "%s", why);
 			return -EOPNOTSUPP;

@@ -49,7 +49,8 @@ struct uring_ent {
 	char *payload;                 /* payload buffer, payload_cap bytes */
 	uint32_t payload_cap;
 	uint16_t qid;
-	uint16_t buf_index;            /* fixed buffer holding hdr/payload */
+	uint16_t buf_index;            /* fixed buffer holding the payload */
+	uint8_t pool_held;             /* owner: the request holds a pool buffer */
 	struct iovec reg_iov[2];       /* REGISTER argument */
 
 	_Atomic int state;             /* enum ent_state */
@@ -69,7 +70,8 @@ struct uring_ent {
 /* Single writer (the owner thread), any reader: relaxed load + store. */
 struct uring_counters {
 	_Atomic uint64_t requests, commits, remote, fixed_reads, fixed_writes,
-		inline_reads, inline_writes, io_errors, entries, wakeups;
+		inline_reads, inline_writes, io_errors, entries, wakeups,
+		pool_hits, pool_full;
 };
 
 /* One qid: its CPU, its NUMA-local region and its entries. */
@@ -81,6 +83,15 @@ struct uring_queue {
 	struct uring_ent *ents;        /* depth entries */
 	uint32_t depth;
 	uint16_t buf_base, nbufs;      /* its fixed buffers in the ring */
+	/* Buffer-pool mode (uring_bufpool.c): region holds only the headers,
+	 * payloads live in pool. pool NULL: per-entry buffers. */
+	char *pool;
+	size_t pool_sz;                /* pool_bufs * the payload size */
+	uint32_t pool_bufs;
+	uint8_t pool_added;            /* the kernel took ADD_BUFPOOL */
+	uint8_t pool_fixed;            /* ...with IORING_URING_CMD_FIXED: every
+					* REGISTER/COMMIT must carry buf_base */
+	uint32_t pool_busy;            /* owner: buffers held in userspace */
 	struct uring_counters ctr;
 };
 
@@ -131,6 +142,9 @@ struct fring_uring {
 	char *mountpoint;              /* for messages */
 	uint32_t conn_id;              /* fusectl id, 0 = look it up */
 	uint32_t nr_qids, nr_threads, depth, payload_sz;
+	uint32_t pool_bufs;            /* buffers per qid's pool, 0: per-entry */
+	int pool_registered;           /* transport.bufpool.registered */
+	const char *test_fault;        /* FRING_TEST_FIXED_FAULT (tests only) */
 	uint64_t poll_ns;              /* busy-poll budget before sleeping */
 	int *cpus;                     /* possible CPU of each qid */
 	struct uring_queue *queues;    /* nr_qids */
@@ -164,6 +178,7 @@ int uring_mpsc_push(struct uring_mpsc *m, struct uring_ent *e);
 struct uring_ent *uring_mpsc_take(struct uring_mpsc *m);
 
 /* uring_cmd.c: SQE preparation (owner thread). 0 or -EBUSY (SQ full). */
+struct io_uring_sqe *uring_get_sqe(struct uring_thread *t); /* zeroed */
 int uring_prep_register(struct uring_thread *t, struct uring_ent *e);
 int uring_prep_commit(struct uring_thread *t, struct uring_ent *e);
 int uring_prep_io(struct uring_thread *t, struct uring_ent *e);
@@ -171,12 +186,37 @@ int uring_prep_wake_poll(struct uring_thread *t);
 int uring_prep_stop_poll(struct uring_thread *t);
 
 /* uring_mem.c */
+void *uring_map_local(size_t len); /* NUMA-local, THP-advised; munmap */
+int uring_populate(void *p, size_t len);
+int uring_ents_alloc(struct uring_queue *q, uint32_t depth);
 int uring_region_alloc(struct uring_queue *q, uint32_t depth,
 		       uint32_t payload_sz, uint16_t buf_base);
 void uring_region_bufs(const struct uring_queue *q, uint32_t payload_sz,
 		       struct iovec *iov);
 void uring_region_free(struct uring_queue *q);
 uint32_t uring_entries_per_buf(uint32_t payload_sz);
+
+/* uring_bufpool.c: Linux 7.3 buffer pools. */
+#define UD_ADD_BASE 16ull  /* ADD_QUEUE/ADD_BUFPOOL: UD_ADD_BASE + 2 * i + cmd */
+#define UD_ADD_END 4096ull
+/* Decide pool mode for u from p (before layout); 0 or -errno with *err. */
+int uring_pool_plan(struct fring_uring *u, const struct fring_uring_params *p,
+		    char *why, size_t len, char **err);
+int uring_pool_alloc(struct uring_queue *q, uint32_t depth, uint32_t buf_sz,
+		     uint32_t nbufs, uint16_t index);
+/* After the INIT reply: ADD_QUEUE + ADD_BUFPOOL for each of t's queues and
+ * wait for them; a queue the kernel refused falls back to per-entry
+ * buffers carved from its pool. 0, or -errno if the thread must stop. */
+int uring_pool_add(struct uring_thread *t);
+/* The request just arrived in e: point e->payload at its pool buffer (or
+ * at nothing). 0, or -EPROTO for an offset outside the pool. */
+int uring_pool_locate(struct uring_ent *e, uint32_t opcode, uint32_t psz);
+void uring_pool_release(struct uring_ent *e); /* owner, at commit */
+/* The mount's one "payload:" description, why: the per-entry reason. */
+void uring_pool_describe(const struct fring_uring *u, const char *why,
+			 char *buf, size_t len);
+/* Fixed-buffer fields of a REGISTER/COMMIT SQE on a registered pool. */
+void uring_pool_sqe(struct uring_ent *e, struct io_uring_sqe *sqe);
 
 /* uring_serve.c */
 void uring_handle_cqe(struct uring_thread *t, const struct io_uring_cqe *cqe);

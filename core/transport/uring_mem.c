@@ -44,8 +44,8 @@ uint32_t uring_entries_per_buf(uint32_t payload_sz)
  * transparent huge pages: the kernel copies every payload through this
  * memory, and huge pages spare it most TLB misses (advised, so THP
  * "madvise" systems use them too; 1 MiB reads here gained a few per cent,
- * within the noise of two 5 s runs). Free with region_free. */
-static void *region_map(size_t len)
+ * within the noise of two 5 s runs). Free with munmap. */
+void *uring_map_local(size_t len)
 {
 	size_t span = len + HUGE_SZ;
 	char *raw, *p;
@@ -73,13 +73,27 @@ static void region_free(void *p, size_t len)
 	munmap(p, len);
 }
 
-static int populate(void *p, size_t len)
+int uring_populate(void *p, size_t len)
 {
 	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
 		return 0;
 	if (errno != EINVAL)
 		return -errno; /* ENOMEM: fail setup rather than OOM later */
 	memset(p, 0, len); /* pre-5.14 kernels: touch every page */
+	return 0;
+}
+
+int uring_ents_alloc(struct uring_queue *q, uint32_t depth)
+{
+	if (posix_memalign((void **)&q->ents, 64, sizeof(*q->ents) * depth))
+		return -ENOMEM;
+	memset(q->ents, 0, sizeof(*q->ents) * depth);
+	q->depth = depth;
+	for (uint32_t i = 0; i < depth; i++) {
+		q->ents[i].q = q;
+		q->ents[i].qid = q->qid;
+		atomic_init(&q->ents[i].state, ENT_IDLE);
+	}
 	return 0;
 }
 
@@ -92,31 +106,23 @@ int uring_region_alloc(struct uring_queue *q, uint32_t depth,
 	int ret;
 
 	q->region_sz = stride * depth;
-	p = region_map(q->region_sz);
+	p = uring_map_local(q->region_sz);
 	if (!p)
 		return -ENOMEM;
-	ret = populate(p, q->region_sz);
+	ret = uring_populate(p, q->region_sz);
+	if (!ret)
+		ret = uring_ents_alloc(q, depth);
 	if (ret) {
 		region_free(p, q->region_sz);
 		return ret;
 	}
 	q->region = p;
-
-	if (posix_memalign((void **)&q->ents, 64, sizeof(*q->ents) * depth)) {
-		region_free(p, q->region_sz);
-		q->region = NULL;
-		return -ENOMEM;
-	}
-	memset(q->ents, 0, sizeof(*q->ents) * depth);
-	q->depth = depth;
 	q->buf_base = buf_base;
 	q->nbufs = (depth + per_buf - 1) / per_buf;
 	for (uint32_t i = 0; i < depth; i++) {
 		struct uring_ent *e = &q->ents[i];
 		char *base = (char *)p + stride * i;
 
-		e->q = q;
-		e->qid = q->qid;
 		e->hdr = (struct fuse_uring_req_header *)base;
 		e->payload = base + FRING_URING_HEADER_SZ;
 		e->payload_cap = payload_sz;
@@ -125,7 +131,6 @@ int uring_region_alloc(struct uring_queue *q, uint32_t depth,
 		e->reg_iov[0].iov_len = FRING_URING_HEADER_SZ;
 		e->reg_iov[1].iov_base = e->payload;
 		e->reg_iov[1].iov_len = payload_sz;
-		atomic_init(&e->state, ENT_IDLE);
 	}
 	return 0;
 }
@@ -151,6 +156,9 @@ void uring_region_free(struct uring_queue *q)
 	if (q->region)
 		region_free(q->region, q->region_sz);
 	q->region = NULL;
+	if (q->pool)
+		region_free(q->pool, q->pool_sz);
+	q->pool = NULL;
 	free(q->ents);
 	q->ents = NULL;
 }

@@ -104,18 +104,27 @@ static int thread_setup(struct uring_thread *t)
 	if (ret)
 		return fail(t, ret, "registering /dev/fuse as a fixed file");
 	for (uint32_t i = 0; i < t->nq; i++) {
-		ret = uring_region_alloc(&t->queues[i], u->depth, u->payload_sz,
-					 base);
+		struct uring_queue *q = &t->queues[i];
+
+		ret = u->pool_bufs ? uring_pool_alloc(q, u->depth, u->payload_sz,
+						      u->pool_bufs, base)
+				   : uring_region_alloc(q, u->depth, u->payload_sz,
+							base);
 		if (ret)
-			return fail(t, ret, "allocating entry buffers");
-		base += t->queues[i].nbufs;
-		nbufs += t->queues[i].nbufs;
+			return fail(t, ret, u->pool_bufs ? "allocating the buffer pool"
+							 : "allocating entry buffers");
+		base += q->nbufs;
+		nbufs += q->nbufs;
 	}
 	bufs = calloc(nbufs, sizeof(*bufs));
 	if (!bufs)
 		return fail(t, -ENOMEM, "allocating entry buffers");
-	for (uint32_t i = 0, b = 0; i < t->nq; b += t->queues[i].nbufs, i++)
-		uring_region_bufs(&t->queues[i], u->payload_sz, bufs + b);
+	for (uint32_t i = 0, b = 0; i < t->nq; b += t->queues[i].nbufs, i++) {
+		if (u->pool_bufs)
+			bufs[b] = (struct iovec){ t->queues[i].pool, t->queues[i].pool_sz };
+		else
+			uring_region_bufs(&t->queues[i], u->payload_sz, bufs + b);
+	}
 	ret = io_uring_register_buffers(&t->ring, bufs, nbufs);
 	free(bufs);
 	if (ret)
@@ -128,12 +137,15 @@ static int thread_setup(struct uring_thread *t)
 			struct uring_ent *e = &q->ents[j];
 
 			e->th = t;
+			/* Pool mode registers after its ADDs (uring_pool_add). */
+			if (u->pool_bufs)
+				continue;
 			atomic_store(&e->state, ENT_KERNEL);
 			if (uring_prep_register(t, e))
 				return fail(t, -EBUSY, "preparing REGISTER");
 		}
 	}
-	t->live = t->nents;
+	t->live = u->pool_bufs ? 0 : t->nents;
 	if (uring_prep_wake_poll(t) || uring_prep_stop_poll(t))
 		return fail(t, -EBUSY, "preparing the wake-up polls");
 	return 0;
@@ -264,6 +276,16 @@ void *uring_thread_main(void *arg)
 	go = u->go;
 	pthread_mutex_unlock(&u->lock);
 
+	if (go > 0 && !t->setup_err && u->pool_bufs) {
+		int ret = uring_pool_add(t);
+
+		if (ret && ret != -ECANCELED) {
+			fring_err("uring: thread %u: adding queues and buffer "
+				  "pools: %s", t->idx, strerror(-ret));
+			uring_abort_connection(u, "queue set-up failed");
+			go = -1;
+		}
+	}
 	if (go > 0 && !t->setup_err)
 		serve(t);
 	/* Cancels whatever is still parked and drops the fixed file and

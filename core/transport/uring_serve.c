@@ -154,6 +154,7 @@ static void run_action(struct uring_thread *t, struct uring_ent *e)
 	int ret;
 
 	if (e->action == ACT_COMMIT) {
+		uring_pool_release(e);
 		atomic_store_explicit(&e->state, ENT_KERNEL, memory_order_relaxed);
 		ret = uring_prep_commit(t, e);
 		if (!ret)
@@ -228,6 +229,16 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 		uring_abort_connection(t->u, "commit_id 0 from the kernel");
 		return;
 	}
+	if (e->q->pool && uring_pool_locate(e, in.opcode, psz)) {
+		fring_err("uring: qid %u: %s (unique %llu) got pool offset %u, "
+			  "outside the %u-buffer pool", e->qid,
+			  fring_opcode_name(in.opcode),
+			  (unsigned long long)in.unique, eio->offset,
+			  e->q->pool_bufs);
+		ent_gone(t, e);
+		uring_abort_connection(t->u, "a pool offset outside the pool");
+		return;
+	}
 	if (psz > e->payload_cap)
 		psz = e->payload_cap; /* the decoder then reports it malformed */
 	e->commit_id = commit_id;
@@ -235,8 +246,10 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 	ctr_inc(&e->q->ctr.requests);
 	uring_ent_init_req(e);
 	atomic_store_explicit(&e->state, ENT_USER, memory_order_release);
+	/* A pool request without a buffer has an empty payload; NULL would
+	 * mean a classic /dev/fuse request to the decoder. */
 	fring_dispatch(t->u->dx, &e->req, &in, e->hdr->op_in,
-		       FUSE_URING_OP_IN_OUT_SZ, e->payload, psz);
+		       FUSE_URING_OP_IN_OUT_SZ, e->payload ? e->payload : "", psz);
 }
 
 static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)

@@ -168,6 +168,7 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		      struct fring_uring **out, char **err)
 {
 	struct fring_uring *u = calloc(1, sizeof(*u));
+	char why[96], desc[160];
 	int n, ret;
 
 	*out = NULL;
@@ -200,6 +201,11 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	u->payload_sz = fring_uring_max_payload(p->max_write, p->max_pages);
 	/* Keep payloads page multiples: READ_FIXED into them may be O_DIRECT. */
 	u->payload_sz = (u->payload_sz + 4095u) & ~4095u;
+	ret = uring_pool_plan(u, p, why, sizeof(why), err);
+	if (ret) {
+		destroy(u);
+		return ret;
+	}
 
 	ret = layout(u);
 	if (ret) {
@@ -215,6 +221,8 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		return ret;
 	}
 	flags_name(u->threads[0].ring_flags, u->ring_mode, sizeof(u->ring_mode));
+	uring_pool_describe(u, why, desc, sizeof(desc));
+	fring_info("%s: payload: %s", u->mountpoint ? u->mountpoint : "?", desc);
 	fring_dbg("uring: %u qids on %u threads, %u entries per qid, %u-byte "
 		  "payloads, ring %s, busy-poll %llu us", u->nr_qids,
 		  u->nr_threads, u->depth, u->payload_sz, u->ring_mode,
@@ -275,6 +283,11 @@ uint32_t fring_uring_depth(const struct fring_uring *u)
 	return u->depth;
 }
 
+uint32_t fring_uring_pool_bufs(const struct fring_uring *u)
+{
+	return u->pool_bufs;
+}
+
 const char *fring_uring_ring_mode(const struct fring_uring *u)
 {
 	return u->ring_mode;
@@ -292,6 +305,8 @@ static void add(struct fring_uring_stats *s, const struct uring_counters *c)
 	s->io_errors += atomic_load_explicit(&c->io_errors, memory_order_relaxed);
 	s->entries += atomic_load_explicit(&c->entries, memory_order_relaxed);
 	s->wakeups += atomic_load_explicit(&c->wakeups, memory_order_relaxed);
+	s->pool_hits += atomic_load_explicit(&c->pool_hits, memory_order_relaxed);
+	s->pool_full += atomic_load_explicit(&c->pool_full, memory_order_relaxed);
 }
 
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
@@ -338,4 +353,9 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 		  (unsigned long long)t.io_errors, u->nr_threads, u->depth,
 		  u->ring_mode, (unsigned long long)t.inline_reads,
 		  (unsigned long long)t.inline_writes);
+	if (u->pool_bufs)
+		fring_dbg("%s: uring: bufpool: %llu requests in pool buffers, "
+			  "pool full %llu times (%u buffers per qid)", name,
+			  (unsigned long long)t.pool_hits,
+			  (unsigned long long)t.pool_full, u->pool_bufs);
 }

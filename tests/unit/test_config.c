@@ -147,6 +147,7 @@ Test(config, defaults)
 	cr_expect_eq(t->mode, FRING_MODE_AUTO);
 	cr_expect_eq(t->queues, 0);
 	cr_expect_eq(t->queue_depth, 8);
+	cr_expect_eq(t->bufpool, FRING_AUTO);
 	cr_expect_eq(t->bufpool_size, 0);
 	cr_expect_eq(t->bufpool_registered, 1);
 	cr_expect_eq(t->zero_copy, FRING_AUTO);
@@ -165,6 +166,27 @@ Test(config, defaults)
 	cr_expect_eq(cfg->mounts[0].transport.queues, 0);
 	cr_expect_eq(cfg->mounts[0].transport.bufpool_registered, 1);
 	fring_config_free(cfg);
+}
+
+Test(config, bufpool_forms)
+{
+	static const struct { const char *yaml; enum fring_tristate want; } cases[] = {
+		{ "bufpool: off", FRING_OFF }, { "bufpool: false", FRING_OFF },
+		{ "bufpool: on", FRING_ON }, { "bufpool: auto", FRING_AUTO },
+		{ "bufpool: { mode: off, size: 8MiB }", FRING_OFF },
+		{ "bufpool: { size: 8MiB, registered: no }", FRING_AUTO },
+	};
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fring_config *cfg;
+
+		snprintf(buf, sizeof(buf), M "    transport: { %s }\n", cases[i].yaml);
+		cfg = parse_ok(buf);
+		cr_expect_eq(cfg->mounts[0].transport.bufpool, cases[i].want, "%s",
+			     cases[i].yaml);
+		fring_config_free(cfg);
+	}
 }
 
 Test(config, shipped_examples_parse)
@@ -319,13 +341,20 @@ Test(config, transport_errors)
 	expect_err(M "    transport: { zero_copy: maybe }\n",
 		   "t.yaml:4:29: transport.zero_copy must be one of auto, on, off, got 'maybe'");
 	expect_err(M "    transport: { bufpool: 64MiB }\n",
-		   "t.yaml:4:27: expected a mapping for transport.bufpool, got '64MiB'");
+		   "t.yaml:4:27: transport.bufpool must be one of auto, on, off or a "
+		   "mapping { mode, size, registered }, got '64MiB'");
+	expect_err(M "    transport: { bufpool: [on] }\n",
+		   "t.yaml:4:27: expected a mapping for transport.bufpool, got a sequence");
+	expect_err(M "    transport: { bufpool: { mode: sometimes } }\n",
+		   "t.yaml:4:35: transport.bufpool.mode must be one of auto, on, off, "
+		   "got 'sometimes'");
+	/* A pool that holds no buffer: the error names the minimum. */
 	expect_err(M "    transport: { bufpool: { size: 1023KiB } }\n",
 		   "t.yaml:4:35: transport.bufpool.size must be a size 1MiB..4GiB such as "
-		   "64MiB, got '1023KiB'");
+		   "64MiB (at least one 1MiB buffer, the largest request), got '1023KiB'");
 	expect_err(M "    transport: { bufpool: { size: 5G } }\n",
 		   "t.yaml:4:35: transport.bufpool.size must be a size 1MiB..4GiB such as "
-		   "64MiB, got '5G'");
+		   "64MiB (at least one 1MiB buffer, the largest request), got '5G'");
 	expect_err(M "    transport: { bufpool: { registered: sure } }\n",
 		   "t.yaml:4:41: transport.bufpool.registered must be a boolean "
 		   "(true/false, yes/no, on/off, 1/0), got 'sure'");
@@ -345,7 +374,7 @@ Test(config, invalid_files)
 			"6:7: unknown key 'queue-depth' in transport (expected one of: mode, "
 			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us)");
 	expect_file_err("unknown_bufpool.yaml",
-			"5:28: unknown key 'pinned' in transport.bufpool (expected one of: "
+			"5:28: unknown key 'pinned' in transport.bufpool (expected one of: mode, "
 			"size, registered)");
 	expect_file_err("queue_depth_zero.yaml",
 			"5:20: transport.queue_depth must be an integer 1..4096, got '0'");
