@@ -331,3 +331,51 @@ def test_unmount_from_outside_ends_the_queues(spawn, tmpdirs, debug_log):
     assert rc == 0, f.log()
     assert not is_mounted(mp)
     assert STATS_RE.search(f.log()), f.log()
+
+
+def kernel_has_bufpools():
+    """Linux 7.3 offers FUSE_HAS_IO_URING_BUFPOOL; 6.18 does not."""
+    major, minor = (int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    return (major, minor) >= (7, 3)
+
+
+def test_payload_line_names_the_mode_and_why(spawn, tmpdirs):
+    """One info line per mount: a pool where the kernel has them, else the
+    per-entry buffers with the reason (the host, Linux 6.18: the kernel has
+    none; tests/vm checks the pools on 7.3)."""
+    mp = tmpdirs("mnt")
+    f, ready = start(spawn, mp, ["mount", "memfs", mp, "-t", "uring"])
+    assert ready.endswith("transport uring)"), ready
+    with open(os.path.join(mp, "f"), "wb") as out:
+        out.write(b"x" * 5000)
+    assert f.stop() == 0
+    lines = [l for l in f.log().splitlines() if ": payload: " in l]
+    assert len(lines) == 1, f.log()
+    if kernel_has_bufpools():
+        assert lines[0].endswith("payload: bufpool, registered, 8 x 1 MiB per "
+                                 "queue, 8 entries per queue"), lines
+    else:
+        assert lines[0].endswith("payload: per-entry buffers (kernel has no "
+                                 "buffer pools), 8 x 1 MiB per queue"), lines
+
+
+@pytest.mark.skipif(kernel_has_bufpools(), reason="the kernel has buffer pools")
+def test_bufpool_on_refuses_a_kernel_without_pools(tmpdirs):
+    mp = tmpdirs("mnt")
+    cfg = write_config(tmpdirs, mp, "memfs", {"bufpool": "on"})
+    res = subprocess.run([FRING, "run", cfg], capture_output=True, text=True,
+                         timeout=30, env=fring_env())
+    assert res.returncode == 1, res
+    assert "ready" not in res.stdout
+    assert ("transport.bufpool on: the kernel has no io_uring buffer pools "
+            "(they need FUSE 7.46, Linux 7.3)") in res.stderr, res.stderr
+    assert not is_mounted(mp)
+
+
+def test_bufpool_off_on_any_kernel(spawn, tmpdirs):
+    mp = tmpdirs("mnt")
+    cfg = write_config(tmpdirs, mp, "memfs", {"mode": "uring", "bufpool": "off"})
+    f, ready = start(spawn, mp, ["run", cfg])
+    assert f.stop() == 0
+    assert ("payload: per-entry buffers (transport.bufpool off), 8 x 1 MiB "
+            "per queue") in f.log(), f.log()
