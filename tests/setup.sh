@@ -3,14 +3,17 @@
 # build and test dependencies (fio, stress-ng: integrity; clang-14 and its
 # runtime: libFuzzer; valgrind: leak checks; abigail-tools: the ABI check
 # against abi/baseline; libclang1-14: bindgen for the Rust binding; cffi
-# from PyPI: the Python binding), the fuse module, FUSE-over-io_uring.
+# from PyPI: the Python binding; qemu-system-x86, kmod, busybox-static,
+# udev, file and virtme-ng from PyPI: the Linux 7.3 VM suite, tests/vm),
+# the fuse module, FUSE-over-io_uring.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
 
 packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
 	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest attr
 	  fio stress-ng valgrind clang-14 libclang-rt-14-dev util-linux
-	  abigail-tools libclang1-14)
+	  abigail-tools libclang1-14
+	  qemu-system-x86 kmod busybox-static udev file)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,6 +29,9 @@ fi
 # The Python binding's tests run with the python3 on PATH (as ctest's).
 python3 -c 'import cffi' 2>/dev/null || python3 -m pip install -q cffi ||
 	echo "setup: pip install cffi failed: the Python binding tests skip" >&2
+# The VM suite boots its kernel with virtme-ng (vng), from PyPI.
+python3 -c 'import virtme_ng' 2>/dev/null || python3 -m pip install -q virtme-ng==1.42 ||
+	echo "setup: pip install virtme-ng failed: the VM suite skips" >&2
 command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] ||
 	echo "setup: no cargo (rustup): the Rust binding tests skip" >&2
 
