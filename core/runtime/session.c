@@ -281,6 +281,30 @@ static void mount_rollback(struct fring_session *s)
 	s->mh = NULL;
 }
 
+/* Ring buffers that cannot be pinned are refused before the mount exists
+ * (uring, bufpool on) or make auto choose /dev/fuse, with the reason. */
+static int check_ring_budget(struct fring_session *s, char **err)
+{
+	struct fring_uring_params p = {
+		.queue_depth = s->transport.queue_depth,
+		.bufpool = s->transport.bufpool,
+		.bufpool_size = s->transport.bufpool_size,
+	};
+	char why[320];
+
+	if (s->transport.mode == FRING_MODE_DEVFUSE || !fring_uring_enabled() ||
+	    !fring_uring_precheck(&p, why, sizeof(why)))
+		return 0;
+	if (s->transport.mode == FRING_MODE_URING || s->transport.bufpool == FRING_ON) {
+		*err = fring_strf("%s: transport uring: io_uring unavailable: %s",
+				  s->mountpoint, why);
+		return -ENOMEM;
+	}
+	fring_info("%s: transport devfuse: io_uring not used: %s", s->mountpoint, why);
+	s->transport.mode = FRING_MODE_DEVFUSE;
+	return 0;
+}
+
 int fring_session_mount(struct fring_session *s, char **err)
 {
 	struct fring_mount_opts mo = {
@@ -301,6 +325,8 @@ int fring_session_mount(struct fring_session *s, char **err)
 		return -EBUSY;
 	}
 	ret = check_mountpoint(s->mountpoint, err);
+	if (!ret)
+		ret = check_ring_budget(s, err);
 	if (ret)
 		return ret;
 	ret = fring_mount_open(s->mountpoint, &mo, &fd, &s->mh, err);

@@ -82,6 +82,13 @@ int fring_uring_possible_cpus(void);
 int fring_uring_setup(const struct fring_uring_params *p,
 		      struct fring_uring **out, char **err);
 
+/* Before mounting: can p's ring buffers be pinned (RLIMIT_MEMLOCK without
+ * CAP_IPC_LOCK, available memory)? Pools are assumed where the kernel is
+ * 7.3+ and bufpool is not off. 0, or -ENOMEM with a one-line reason in why
+ * ("the ring buffers pin 16 MiB (2 queues x ...) but RLIMIT_MEMLOCK is 8 MiB:
+ * lower transport.queue_depth ..., or raise the limit ..."). */
+int fring_uring_precheck(const struct fring_uring_params *p, char *why, size_t len);
+
 /* After the INIT reply (with FUSE_OVER_IO_URING) went out: submit the
  * REGISTERs. */
 void fring_uring_start(struct fring_uring *u);

@@ -218,6 +218,13 @@ void uring_pool_describe(const struct fring_uring *u, const char *why,
 /* Fixed-buffer fields of a REGISTER/COMMIT SQE on a registered pool. */
 void uring_pool_sqe(struct uring_ent *e, struct io_uring_sqe *sqe);
 
+/* uring_budget.c: can the ring buffers be pinned? 0, or -ENOMEM with the
+ * reason (which limit, how much, what to change) in why. */
+void uring_budget_need(uint32_t qids, uint32_t depth, uint32_t payload_sz,
+		       uint32_t pool_bufs, uint64_t *pinned, uint64_t *total);
+int uring_budget_check(uint32_t qids, uint32_t depth, uint32_t payload_sz,
+		       uint32_t pool_bufs, char *why, size_t len);
+
 /* uring_serve.c */
 void uring_handle_cqe(struct uring_thread *t, const struct io_uring_cqe *cqe);
 void uring_drain_mpsc(struct uring_thread *t);

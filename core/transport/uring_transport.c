@@ -202,6 +202,9 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	/* Keep payloads page multiples: READ_FIXED into them may be O_DIRECT. */
 	u->payload_sz = (u->payload_sz + 4095u) & ~4095u;
 	ret = uring_pool_plan(u, p, why, sizeof(why), err);
+	if (!ret && (ret = uring_budget_check(u->nr_qids, u->depth, u->payload_sz,
+					      u->pool_bufs, desc, sizeof(desc))))
+		*err = fring_strf("ring setup failed: %s", desc);
 	if (ret) {
 		destroy(u);
 		return ret;
