@@ -153,18 +153,13 @@ int uring_pool_alloc(struct uring_queue *q, uint32_t depth, uint32_t buf_sz,
 static int prep_add(struct uring_thread *t, uint32_t i, uint32_t cmd_op)
 {
 	struct uring_queue *q = &t->queues[i];
-	struct io_uring_sqe *sqe = uring_get_sqe(t);
+	struct io_uring_sqe *sqe = uring_prep_fuse_cmd(t, cmd_op, q->qid,
+						       UD_ADD_BASE + i);
 	struct fuse_uring_cmd_req *req;
 
 	if (!sqe)
 		return -EBUSY;
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->flags = IOSQE_FIXED_FILE;
-	sqe->fd = 0;
-	sqe->cmd_op = cmd_op;
-	sqe->user_data = UD_ADD_BASE + i;
 	req = (struct fuse_uring_cmd_req *)sqe->cmd;
-	req->qid = q->qid;
 	if (cmd_op == FUSE_IO_URING_CMD_ADD_BUFPOOL) {
 		req->bufpool.uaddr = (uint64_t)(uintptr_t)q->pool;
 		req->bufpool.len = (uint32_t)q->pool_sz;

@@ -40,26 +40,35 @@ static uint64_t ud_of(struct uring_ent *e, unsigned tag)
 	return (uint64_t)(uintptr_t)e | tag;
 }
 
-static int prep_cmd(struct uring_thread *t, struct uring_ent *e,
-		    uint32_t cmd_op, uint64_t commit_id)
+struct io_uring_sqe *uring_prep_fuse_cmd(struct uring_thread *t, uint32_t cmd_op,
+					 uint16_t qid, uint64_t user_data)
 {
 	struct io_uring_sqe *sqe = uring_get_sqe(t);
-	struct fuse_uring_cmd_req *req;
 
 	if (!sqe)
-		return -EBUSY;
+		return NULL;
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->flags = IOSQE_FIXED_FILE;
 	sqe->fd = 0; /* fixed file 0: /dev/fuse */
 	sqe->cmd_op = cmd_op;
-	sqe->user_data = ud_of(e, UD_TAG_CMD);
+	sqe->user_data = user_data;
+	((struct fuse_uring_cmd_req *)sqe->cmd)->qid = qid;
+	return sqe;
+}
+
+static int prep_cmd(struct uring_thread *t, struct uring_ent *e,
+		    uint32_t cmd_op, uint64_t commit_id)
+{
+	struct io_uring_sqe *sqe = uring_prep_fuse_cmd(t, cmd_op, e->qid,
+						       ud_of(e, UD_TAG_CMD));
+
+	if (!sqe)
+		return -EBUSY;
 	if (cmd_op == FUSE_IO_URING_CMD_REGISTER) {
 		sqe->addr = (uint64_t)(uintptr_t)e->reg_iov;
 		sqe->len = 2;
 	}
-	req = (struct fuse_uring_cmd_req *)sqe->cmd;
-	req->qid = e->qid;
-	req->commit_id = commit_id;
+	((struct fuse_uring_cmd_req *)sqe->cmd)->commit_id = commit_id;
 	e->last_cmd = cmd_op;
 	uring_pool_sqe(e, sqe); /* a registered pool's flag and index */
 	return 0;

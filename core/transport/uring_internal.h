@@ -179,6 +179,9 @@ struct uring_ent *uring_mpsc_take(struct uring_mpsc *m);
 
 /* uring_cmd.c: SQE preparation (owner thread). 0 or -EBUSY (SQ full). */
 struct io_uring_sqe *uring_get_sqe(struct uring_thread *t); /* zeroed */
+/* A zeroed URING_CMD SQE on /dev/fuse (fixed file 0) for qid, or NULL. */
+struct io_uring_sqe *uring_prep_fuse_cmd(struct uring_thread *t, uint32_t cmd_op,
+					 uint16_t qid, uint64_t user_data);
 int uring_prep_register(struct uring_thread *t, struct uring_ent *e);
 int uring_prep_commit(struct uring_thread *t, struct uring_ent *e);
 int uring_prep_io(struct uring_thread *t, struct uring_ent *e);
