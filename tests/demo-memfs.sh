@@ -19,15 +19,17 @@ for _ in $(seq 100); do
 done
 cat "$out"
 grep -q " ready " "$out" || { echo "demo: fring did not become ready" >&2; exit 1; }
-# Show each command as it runs, on stdout.
-PS4='$ ' BASH_XTRACEFD=1
-set -x
-echo "hello from fring" > "$mnt/hi"
-cat "$mnt/hi"
-mkdir "$mnt/dir"
-ls -l "$mnt"
-df -h "$mnt"
-{ set +x; } >/dev/null
+# Show each command as written, redirections included (set -x would print
+# `echo 'hello from fring'` without its `> file`), then run it.
+step() {
+	printf '$ %s\n' "${1//\$mnt/$mnt}"
+	eval "$1"
+}
+step 'echo "hello from fring" > "$mnt/hi"'
+step 'cat "$mnt/hi"'
+step 'mkdir "$mnt/dir"'
+step 'ls -l "$mnt"'
+step 'df -h "$mnt"'
 trap - EXIT
 kill -INT "$pid"
 rc=0

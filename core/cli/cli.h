@@ -3,6 +3,7 @@
 #ifndef FRING_CLI_H
 #define FRING_CLI_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include <fring/fring.h>
@@ -17,15 +18,37 @@ int cmd_mount(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_plugins(int argc, char **argv);
 
+/* Returned by a command's parser after --help printed its usage: the
+ * command ends there, and fring exits 0. */
+#define CLI_HELP (-1)
+
 void cli_usage(FILE *f);
+/* One command's usage; -1 if there is no such command. */
+int cli_command_usage(FILE *f, const char *cmd);
 /* Print "fring: MSG" on stderr (and free msg); returns CLI_EXIT_ERR. */
 int cli_fail(char *msg);
 /* Usage error: "fring: WHAT", then the usage, on stderr. CLI_EXIT_USAGE. */
 int cli_usage_error(const char *what);
+/* The same with the usage of command `cmd` only. */
+int cli_command_usage_error(const char *cmd, const char *what);
+/* --help of `cmd`: its usage on stdout; returns CLI_HELP. */
+int cli_command_help(const char *cmd);
+/* A getopt_long error (`c` as it returned it; optstrings start with ':')
+ * as a usage error of `cmd`. */
+int cli_getopt_error(const char *cmd, int c, char **argv);
+/* `run`/`check`: -h/--help, else exactly one CONFIG into *file. 0,
+ * CLI_HELP or CLI_EXIT_USAGE. */
+int cli_parse_one_file(int argc, char **argv, const char **file);
 
-/* Block SIGINT/SIGTERM in this thread (and so in every thread created
- * after), before the runtime starts any. */
+/* The signals a serving fring takes itself: SIGINT and SIGTERM stop it;
+ * SIGHUP (reserved), SIGUSR1 and SIGUSR2 are logged and ignored. */
+void cli_serving_signals(sigset_t *set);
+/* Block those in this thread (and so in every thread created after),
+ * before the runtime starts any, and ignore SIGPIPE. */
 void cli_block_signals(void);
+/* The log line of an ignored signal; `who` is "supervisor" or "serving
+ * process". */
+void cli_log_ignored(int sig, const char *who);
 /* Before `run`/`mount` load anything: block signals, fork the serving
  * process (cli_supervise). 0 in the serving process, else the exit code. */
 int cli_prepare_serving(void);

@@ -2,6 +2,8 @@
  * [-t mode]: one mount without a YAML file, served like `run`. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,35 +40,86 @@ static void kv_free(struct kv_list *l)
 	free(l->v);
 }
 
-/* "-o key=value", split at the first '='. */
+static int __attribute__((format(printf, 1, 2)))
+mount_usage_error(const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return cli_command_usage_error("mount", what);
+}
+
+/* "-o key=value", split at the first '='. Each key once: a YAML file
+ * refuses a key given twice too, and keeping the last would hide a typo. */
 static int add_option(struct kv_list *l, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
+	size_t klen = eq ? (size_t)(eq - arg) : 0;
+	char *err = NULL;
 
+	if (!eq && !fring_mount_option_check(arg, &err))
+		return mount_usage_error("-o expects KEY=VALUE (a plugin option); "
+					 "'%s' is a mount option: use -O %s", arg,
+					 arg);
+	free(err);
 	if (!eq || eq == arg)
-		return cli_usage_error("-o expects KEY=VALUE");
-	return kv_push(l, arg, (size_t)(eq - arg), eq + 1);
+		return mount_usage_error("-o expects KEY=VALUE (a plugin option), "
+					 "got '%s'; mount options such as ro or "
+					 "allow_other go with -O", arg);
+	for (uint32_t i = 0; i < l->n; i++)
+		if (strlen(l->v[i].key) == klen && !strncmp(l->v[i].key, arg, klen))
+			return mount_usage_error("-o %s given twice; each plugin "
+						 "option takes one value (first "
+						 "'%s')", l->v[i].key,
+						 l->v[i].value);
+	return kv_push(l, arg, klen, eq + 1);
 }
 
-/* "-O a,b=c": each comma-separated item is one mount option. */
+/* The part of a mount option before '=' matches (fsname=a, fsname=b). */
+static int same_named(const char *a, const char *b)
+{
+	size_t la = strcspn(a, "="), lb = strcspn(b, "=");
+
+	return a[la] == '=' && b[lb] == '=' && la == lb && !strncmp(a, b, la);
+}
+
+/* "-O a,b=c": each comma-separated item is one mount option. A bad one
+ * is a usage error (exit 2), checked by the parser add_mount uses. */
 static int add_mount_options(struct kv_list *l, const char *arg)
 {
-	while (*arg) {
-		size_t len = strcspn(arg, ",");
-		int rc = len ? kv_push(l, arg, len, NULL) : 0;
-		char *err = NULL;
+	const char *p = arg;
 
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char *err = NULL;
+		int rc;
+
+		if (!len)
+			return mount_usage_error("-O '%s': empty mount option (a "
+						 "stray comma?)", arg);
+		rc = kv_push(l, p, len, NULL);
 		if (rc)
 			return rc;
-		/* A bad -O is a usage error (exit 2), not a runtime one. */
-		if (len && fring_mount_option_check(l->v[l->n - 1].key, &err)) {
-			rc = cli_usage_error(err ? err : "bad mount option");
+		if (fring_mount_option_check(l->v[l->n - 1].key, &err)) {
+			rc = cli_command_usage_error("mount", err ? err :
+						     "bad mount option");
 			free(err);
 			return rc;
 		}
-		arg += len + (arg[len] == ',');
+		/* As in YAML: fsname and subtype take one value. */
+		for (uint32_t i = 0; i + 1 < l->n; i++)
+			if (same_named(l->v[i].key, l->v[l->n - 1].key))
+				return mount_usage_error("mount option '%.*s' given "
+							 "twice", (int)strcspn(
+							 l->v[i].key, "="),
+							 l->v[i].key);
+		if (!p[len])
+			return 0;
+		p += len + 1;
 	}
-	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct fring_mount_spec *spec,
@@ -83,7 +136,7 @@ static int parse_args(int argc, char **argv, struct fring_mount_spec *spec,
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:O:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:O:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			rc = add_option(opts, optarg);
@@ -94,22 +147,23 @@ static int parse_args(int argc, char **argv, struct fring_mount_spec *spec,
 		case 't':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "uring") &&
 			    strcmp(optarg, "devfuse"))
-				return cli_usage_error("-t expects auto, uring or "
-						       "devfuse");
+				return cli_command_usage_error("mount", "-t expects "
+							       "auto, uring or "
+							       "devfuse");
 			spec->transport_mode = optarg;
 			rc = 0;
 			break;
 		case 'h':
-			cli_usage(stdout);
-			exit(CLI_EXIT_OK);
+			return cli_command_help("mount");
 		default:
-			return cli_usage_error("mount: bad option or missing argument");
+			return cli_getopt_error("mount", c, argv);
 		}
 		if (rc)
 			return rc;
 	}
 	if (argc - optind != 2)
-		return cli_usage_error("mount expects PLUGIN and MOUNTPOINT");
+		return cli_command_usage_error("mount", "mount expects PLUGIN and "
+					       "MOUNTPOINT");
 	spec->plugin = argv[optind];
 	spec->mountpoint = argv[optind + 1];
 	return 0;

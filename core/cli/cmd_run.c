@@ -6,19 +6,21 @@
 
 int cmd_run(int argc, char **argv)
 {
+	const char *file = NULL;
 	fring_runtime *rt;
 	char *err = NULL;
 	int rc;
 
-	if (argc != 2)
-		return cli_usage_error("run expects exactly one CONFIG file");
+	rc = cli_parse_one_file(argc, argv, &file);
+	if (rc)
+		return rc;
 	rc = cli_prepare_serving();
 	if (rc)
 		return rc;
 	rt = fring_runtime_new(&err);
 	if (!rt)
 		return cli_fail(err);
-	if (fring_runtime_add_yaml(rt, argv[1], &err) < 0)
+	if (fring_runtime_add_yaml(rt, file, &err) < 0)
 		rc = cli_fail(err);
 	else
 		rc = cli_serve(rt);

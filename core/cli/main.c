@@ -1,40 +1,34 @@
-/* fring: subcommand dispatch and usage. */
+/* fring: subcommand dispatch; the usage texts are in usage.c. */
 #include <stdio.h>
 #include <string.h>
 
 #include <fring/fring.h>
 
+#include "../runtime/log.h"
 #include "cli.h"
 
-void cli_usage(FILE *f)
+static int is_any(const char *s, const char *a, const char *b, const char *c)
 {
-	fputs("usage: fring COMMAND [ARGS]\n"
-	      "\n"
-	      "  run CONFIG            mount every entry of the YAML file CONFIG and\n"
-	      "                        serve in the foreground until SIGINT/SIGTERM\n"
-	      "  mount PLUGIN MOUNTPOINT [-o KEY=VALUE]... [-O MOUNTOPT[,...]]...\n"
-	      "        [-t auto|uring|devfuse]\n"
-	      "                        mount one plugin without a YAML file:\n"
-	      "                        -o/--option        a plugin option (in order)\n"
-	      "                        -O/--mount-option  default_permissions, allow_other,\n"
-	      "                                           ro, fsname=NAME, subtype=NAME\n"
-	      "                        -t/--transport     transport mode (default auto)\n"
-	      "  check CONFIG          validate CONFIG and load its plugins (no mount)\n"
-	      "  plugins               list the plugins on the search path\n"
-	      "  help                  this text\n"
-	      "  --version             print the version\n"
-	      "\n"
-	      "Plugins are found by name in FRING_PLUGIN_PATH (colon-separated), then\n"
-	      "in the built-in plugin directory; a name with '/' is a path.\n"
-	      "Exit status: 0 success, 1 error, 2 bad usage.\n",
-	      f);
+	return !strcmp(s, a) || !strcmp(s, b) || (c && !strcmp(s, c));
 }
 
-int cli_usage_error(const char *what)
+/* fring help [COMMAND] (also --help, -h). */
+static int cmd_help(int argc, char **argv)
 {
-	fprintf(stderr, "fring: %s\n", what);
-	cli_usage(stderr);
-	return CLI_EXIT_USAGE;
+	char what[128];
+
+	if (argc == 1) {
+		cli_usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc == 2 && cli_command_usage(stdout, argv[1]) == 0)
+		return CLI_EXIT_OK;
+	if (argc == 2)
+		snprintf(what, sizeof(what), "help: unknown command '%.64s'",
+			 argv[1]);
+	else
+		snprintf(what, sizeof(what), "help takes at most one COMMAND");
+	return cli_usage_error(what);
 }
 
 int main(int argc, char **argv)
@@ -49,21 +43,27 @@ int main(int argc, char **argv)
 		{ "plugins", cmd_plugins },
 	};
 
+	/* Read FRING_LOG now, so a misspelt level is reported even by a
+	 * command that never logs. */
+	fring_log_enabled(FRING_LOG_ERROR);
 	if (argc < 2)
 		return cli_usage_error("missing command");
-	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-h")) {
-		cli_usage(stdout);
-		return CLI_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+	if (is_any(argv[1], "help", "--help", "-h"))
+		return cmd_help(argc - 1, argv + 1);
+	if (is_any(argv[1], "--version", "version", NULL)) {
+		if (argc != 2)
+			return cli_usage_error("--version takes no arguments");
 		printf("fring %s (plugin ABI %d.%d)\n", fring_version(),
 		       FRING_ABI_MAJOR, FRING_ABI_MINOR);
 		return CLI_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (!strcmp(argv[1], cmds[i].name)) {
+			int rc = cmds[i].fn(argc - 1, argv + 1);
+
+			return rc == CLI_HELP ? CLI_EXIT_OK : rc;
+		}
+	}
 	fprintf(stderr, "fring: unknown command '%s'\n", argv[1]);
 	cli_usage(stderr);
 	return CLI_EXIT_USAGE;

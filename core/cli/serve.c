@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../runtime/log.h"
 
@@ -18,21 +19,34 @@ int cli_fail(char *msg)
 	return CLI_EXIT_ERR;
 }
 
-static void stop_signals(sigset_t *set)
+void cli_serving_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
 }
 
 void cli_block_signals(void)
 {
 	sigset_t set;
 
-	stop_signals(&set);
+	cli_serving_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	/* A reader that goes away must not kill a serving process. */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+void cli_log_ignored(int sig, const char *who)
+{
+	/* SIGHUP is kept for a meaning (a reload, say) it does not have
+	 * yet; by default it and SIGUSR1/2 would end fring, which leaves a
+	 * dead mount when the serving process gets them. */
+	fring_info("SIG%s to the %s (pid %d) ignored%s; SIGINT or SIGTERM stop "
+		   "fring", sigabbrev_np(sig), who, (int)getpid(),
+		   sig == SIGHUP ? " (reserved)" : "");
 }
 
 /* Signals are blocked everywhere and taken here with sigwait, so no queue
@@ -43,10 +57,15 @@ static void *signal_thread(void *arg)
 	sigset_t set;
 	int sig;
 
-	stop_signals(&set);
-	for (;;)
-		if (sigwait(&set, &sig) == 0)
+	cli_serving_signals(&set);
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGINT || sig == SIGTERM)
 			fring_runtime_stop(rt);
+		else
+			cli_log_ignored(sig, "serving process");
+	}
 	return NULL;
 }
 

@@ -8,6 +8,10 @@
  *
  * The child reports "ID MOUNTPOINT" on a pipe for each mount once it
  * serves, so only connections fring made are ever aborted.
+ *
+ * Signals (serve.c has the list): SIGINT/SIGTERM are passed on; SIGHUP,
+ * SIGUSR1 and SIGUSR2 are logged here and not passed on, since by default
+ * they would end this process and, through PR_SET_PDEATHSIG, the server.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,8 +80,8 @@ int cli_supervise(void)
 		return 0;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	/* SIGINT/SIGTERM are already blocked (cli_block_signals); SIGCHLD too,
-	 * so the parent takes all three with sigwaitinfo. */
+	/* The serving signals are already blocked (cli_block_signals);
+	 * SIGCHLD too, so the parent takes them all with sigwaitinfo. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
@@ -96,14 +100,19 @@ int cli_supervise(void)
 		return 0;
 	}
 	close(p[1]);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	cli_serving_signals(&set);
+	sigaddset(&set, SIGCHLD);
 	for (;;) {
 		int status, sig = sigwaitinfo(&set, NULL);
 		pid_t w;
 
 		if (sig == SIGINT || sig == SIGTERM) {
 			kill(child, sig);
+			continue;
+		}
+		/* Not passed on: one log line, from the process that got it. */
+		if (sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2) {
+			cli_log_ignored(sig, "supervisor");
 			continue;
 		}
 		w = waitpid(child, &status, WNOHANG);

@@ -6,6 +6,7 @@
  *       plugin: passthrough           (required, name or path)
  *       options: { source: /srv }     (optional map, flattened for the plugin)
  *       mount_options: [default_permissions, allow_other, ro,
+ *                       trust_plugin_permissions,
  *                       fsname=NAME, subtype=NAME]   (optional list)
  *       transport:                    (optional map)
  *         mode: auto|uring|devfuse
@@ -58,11 +59,13 @@ struct fring_cfg_mount {
 	char *mountpoint;
 	char *plugin;
 	unsigned line, column;         /* of the mount entry */
+	unsigned mountpoint_line, mountpoint_column; /* of its value */
 	unsigned plugin_line, plugin_column;
 	struct fring_cfg_option *options;
 	size_t nr_options;
 	/* mount_options */
 	int default_permissions, allow_other, ro;
+	int trust_plugin_permissions; /* allow_other without default_permissions */
 	char *fsname, *subtype;        /* NULL if unset */
 	struct fring_cfg_transport transport;
 };

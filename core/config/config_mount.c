@@ -78,13 +78,16 @@ static int parse_mount_options(struct cfg_ctx *c, yaml_node_t *n, struct fring_c
 			m->allow_other = 1;
 		else if (!strcmp(s, "ro"))
 			m->ro = 1;
+		else if (!strcmp(s, "trust_plugin_permissions"))
+			m->trust_plugin_permissions = 1;
 		else if (!strncmp(s, "fsname=", 7))
 			rc = named_opt(c, v, "fsname", &m->fsname);
 		else if (!strncmp(s, "subtype=", 8))
 			rc = named_opt(c, v, "subtype", &m->subtype);
 		else
 			rc = cfg_error(c, v, "unknown mount option '%s' (expected one of: "
-				       "default_permissions, allow_other, ro, fsname=NAME, "
+				       "default_permissions, allow_other, ro, "
+				       "trust_plugin_permissions, fsname=NAME, "
 				       "subtype=NAME)", s);
 		if (rc)
 			return rc;
@@ -98,7 +101,7 @@ int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 {
 	static const char *const keys[] = { "mountpoint", "plugin", "options",
 					    "mount_options", "transport", NULL };
-	yaml_node_t *v, *plugin = NULL;
+	yaml_node_t *v, *mountpoint = NULL, *plugin = NULL;
 	char what[32];
 	int rc;
 
@@ -108,9 +111,12 @@ int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 	snprintf(what, sizeof(what), "mount %zu", index);
 	if ((rc = cfg_expect_map(c, n, what)) ||
 	    (rc = cfg_check_keys(c, n, "in mount", keys)) ||
-	    (rc = req_string(c, n, index, "mountpoint", &m->mountpoint, NULL)) ||
+	    (rc = req_string(c, n, index, "mountpoint", &m->mountpoint, &mountpoint)) ||
 	    (rc = req_string(c, n, index, "plugin", &m->plugin, &plugin)))
 		return rc;
+	/* Mountpoint errors (missing, not a directory, dead...) point here. */
+	m->mountpoint_line = (unsigned)mountpoint->start_mark.line + 1;
+	m->mountpoint_column = (unsigned)mountpoint->start_mark.column + 1;
 	m->plugin_line = (unsigned)plugin->start_mark.line + 1;
 	m->plugin_column = (unsigned)plugin->start_mark.column + 1;
 	if ((v = cfg_get(c, n, "options", NULL)) && (rc = cfg_parse_options(c, v, m)))

@@ -1,17 +1,18 @@
 /*
- * fring_loader_list: every <name>.so on the search path, in search order
- * and by name within a directory. A name found in an earlier directory
- * shadows later ones, exactly as fring_loader_find resolves it.
+ * fring_loader_list: every <stem>.so on the search path, in search order
+ * and by name within a directory, each probed in a child (probe.c). A file
+ * name found in an earlier directory shadows later ones, which is how a
+ * FRING_PLUGIN_PATH directory overrides a shipped plugin.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "loader/loader_internal.h"
 #include "runtime/log.h"
-
 
 static int is_so(const struct dirent *de)
 {
@@ -21,67 +22,108 @@ static int is_so(const struct dirent *de)
 	       !strcmp(de->d_name + len - 3, ".so");
 }
 
-static bool seen_before(struct dirent ***lists, const int *counts,
-			size_t upto, const char *name)
+static bool seen_before(const struct fring_plugin_entry *e, size_t n,
+			const char *stem)
 {
-	for (size_t d = 0; d < upto; d++)
-		for (int i = 0; i < counts[d]; i++)
-			if (!strcmp(lists[d][i]->d_name, name))
-				return true;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(e[i].stem, stem))
+			return true;
 	return false;
 }
 
-static void list_one(const char *dir, const char *file,
-		     const struct fring_host_api *host,
-		     void (*cb)(const struct fring_loaded_plugin *, void *),
-		     void (*err_cb)(const char *, const char *, void *),
-		     void *ud)
+/* Append dir/file unless shadowed; probes it. */
+static int add_entry(struct fring_plugin_entry **v, size_t *n, const char *dir,
+		     const char *file, const struct fring_host_api *host)
 {
-	struct fring_loaded_plugin *p;
-	char *path = fring_strf("%s/%s", dir, file), *err = NULL;
+	struct fring_plugin_entry *grown, *e;
+	char *stem = strndup(file, strlen(file) - 3), *err = NULL;
 
-	if (!path)
-		return;
-	if (fring_loader_open(path, host, &p, &err) == 0) {
-		cb(p, ud);
-		fring_loader_free(p);
-	} else if (err_cb) {
-		err_cb(path, err ? err : "out of memory", ud);
+	if (!stem)
+		return -ENOMEM;
+	if (seen_before(*v, *n, stem)) {
+		free(stem);
+		return 0;
 	}
-	free(err);
-	free(path);
+	grown = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!grown) {
+		free(stem);
+		return -ENOMEM;
+	}
+	*v = grown;
+	e = &grown[(*n)++];
+	memset(e, 0, sizeof(*e));
+	e->stem = stem;
+	e->file = fring_strf("%s/%s", dir, file);
+	e->path = e->file ? realpath(e->file, NULL) : NULL;
+	if (!e->file || (!e->path && !(e->path = strdup(e->file))))
+		return -ENOMEM;
+	if (fring_loader_probe(e->file, e->path, host, &e->info, &err))
+		e->err = err ? err : fring_strf("plugin '%s': out of memory",
+						e->file);
+	return 0;
 }
 
-void fring_loader_list(const struct fring_host_api *host,
-		       void (*cb)(const struct fring_loaded_plugin *p, void *ud),
-		       void (*err_cb)(const char *path, const char *err, void *ud),
-		       void *ud)
+int fring_loader_list(const struct fring_host_api *host,
+		      struct fring_plugin_entry **out, size_t *nout)
 {
-	struct dirent ***lists;
+	struct fring_plugin_entry *v = NULL;
+	size_t nd, n = 0;
 	char **dirs;
-	int *counts;
-	size_t n;
+	int rc;
 
-	if (fring_loader_search_dirs(&dirs, &n))
-		return;
-	lists = calloc(n, sizeof(*lists));
-	counts = calloc(n, sizeof(*counts));
-	for (size_t d = 0; lists && counts && d < n; d++) {
+	*out = NULL;
+	*nout = 0;
+	if (fring_loader_search_dirs(&dirs, &nd))
+		return -ENOMEM;
+	rc = 0;
+	for (size_t d = 0; !rc && d < nd; d++) {
+		struct dirent **names;
 		/* Missing or unreadable directories are simply empty. */
-		counts[d] = scandir(dirs[d], &lists[d], is_so, alphasort);
-		if (counts[d] < 0)
-			counts[d] = 0;
-		for (int i = 0; i < counts[d]; i++)
-			if (!seen_before(lists, counts, d, lists[d][i]->d_name))
-				list_one(dirs[d], lists[d][i]->d_name, host, cb,
-					 err_cb, ud);
+		int k = scandir(dirs[d], &names, is_so, alphasort);
+
+		for (int i = 0; i < k; i++) {
+			if (!rc)
+				rc = add_entry(&v, &n, dirs[d], names[i]->d_name,
+					       host);
+			free(names[i]);
+		}
+		if (k >= 0)
+			free(names);
 	}
-	for (size_t d = 0; lists && counts && d < n; d++) {
-		for (int i = 0; i < counts[d]; i++)
-			free(lists[d][i]);
-		free(lists[d]);
+	fring_loader_free_dirs(dirs, nd);
+	if (rc) {
+		fring_loader_list_free(v, n);
+		return rc;
 	}
-	free(lists);
-	free(counts);
-	fring_loader_free_dirs(dirs, n);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+void fring_loader_list_free(struct fring_plugin_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].file);
+		free(e[i].stem);
+		free(e[i].path);
+		free(e[i].err);
+	}
+	free(e);
+}
+
+const char *fring_loader_shared_name(const struct fring_plugin_entry *a,
+				     const struct fring_plugin_entry *b)
+{
+	const char *an = a->info ? a->info->name : NULL;
+	const char *bn = b->info ? b->info->name : NULL;
+
+	if (!strcmp(a->path, b->path))
+		return NULL;
+	if (!strcmp(a->stem, b->stem))
+		return a->stem; /* only across dirs, which shadowing hides */
+	if (bn && !strcmp(a->stem, bn))
+		return a->stem;
+	if (an && (!strcmp(an, b->stem) || (bn && !strcmp(an, bn))))
+		return an;
+	return NULL;
 }

@@ -11,8 +11,21 @@
 int fring_loader_search_dirs(char ***dirs, size_t *n);
 void fring_loader_free_dirs(char **dirs, size_t n);
 
+/* "plugin 'NAME': not found (searched ...)" in *err; returns -ENOENT. */
+int fring_loader_not_found(const char *name, char **err);
+
 /* The handshake checks; fills lp->desc and lp->ops (zero-filled copies). */
 int fring_loader_check(const char *name, const struct fring_plugin *d,
 		       struct fring_loaded_plugin *lp, char **err);
+
+/* dlopen `path` in this process, entry, handshake, load() once per .so;
+ * messages name the plugin `name`. What fring_loader_open does after the
+ * probe. */
+int fring_loader_open_file(const char *name, const char *path,
+			   const struct fring_host_api *host,
+			   struct fring_loaded_plugin **out, char **err);
+
+/* How long a probe may take before its child is killed (tests lower it). */
+extern int fring_loader_probe_timeout_ms;
 
 #endif

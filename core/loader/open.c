@@ -1,5 +1,6 @@
 /*
- * fring_loader_open: dlopen, entry symbol, handshake, `load` once per .so.
+ * fring_loader_open: find, probe in a child (probe.c), then dlopen, entry
+ * symbol, handshake, `load` once per .so in this process.
  *
  * Errors (negative errno, *err is one line starting "plugin 'NAME': "):
  *   -ENOENT   file not found (lists the searched dirs)
@@ -8,7 +9,10 @@
  *   -EPROTO   built for another ABI major (entry _vN or abi_major), a
  *             newer minor than the host's, or bad magic
  *   -EINVAL   malformed descriptor: entry returned NULL, too small, unknown
- *             thread model, reserved flags set, missing required callbacks
+ *             thread model, reserved flags set, missing required callbacks;
+ *             or a name two plugins answer to
+ *   -ENOEXEC  also: loading it in the probe's child killed or ended it
+ *   -ETIMEDOUT loading it in the probe's child did not finish
  *   other     whatever the plugin's load() returned ("load failed: ...")
  *   -ENOMEM
  * Nothing is ever dlclose'd: Rust cdylibs with thread-locals and embedded
@@ -141,22 +145,18 @@ static fring_plugin_entry_fn find_entry(const char *name, void *dl,
 	return NULL;
 }
 
-int fring_loader_open(const char *name_or_path,
-		      const struct fring_host_api *host,
-		      struct fring_loaded_plugin **out, char **err)
+int fring_loader_open_file(const char *name, const char *path,
+			   const struct fring_host_api *host,
+			   struct fring_loaded_plugin **out, char **err)
 {
-	const char *name = name_or_path;
 	struct fring_loaded_plugin *lp;
 	fring_plugin_entry_fn entry;
-	int rc;
+	int rc = -ENOMEM;
 
 	*out = NULL;
 	*err = NULL;
 	lp = calloc(1, sizeof(*lp));
-	if (!lp)
-		return -ENOMEM;
-	rc = fring_loader_find(name, &lp->path, err);
-	if (rc)
+	if (!lp || !(lp->path = strdup(path)))
 		goto fail;
 	rc = -ENOEXEC;
 	lp->dl = open_dl(name, lp->path, err);
@@ -178,6 +178,25 @@ fail:
 	if (!*err && rc == -ENOMEM)
 		*err = fring_strf("plugin '%s': out of memory", name);
 	fring_loader_free(lp);
+	return rc;
+}
+
+int fring_loader_open(const char *name_or_path,
+		      const struct fring_host_api *host,
+		      struct fring_loaded_plugin **out, char **err)
+{
+	const struct fring_plugin_info *info;
+	char *path = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = fring_loader_find(name_or_path, host, &path, err);
+	/* A crash in its constructors, entry or load() ends a child, not us. */
+	if (!rc)
+		rc = fring_loader_probe(name_or_path, path, host, &info, err);
+	if (!rc)
+		rc = fring_loader_open_file(name_or_path, path, host, out, err);
+	free(path);
 	return rc;
 }
 

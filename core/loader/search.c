@@ -1,7 +1,7 @@
 /*
  * Where plugins live: FRING_PLUGIN_PATH, then the plugin dir next to the
  * running binary or library (so a build tree works without installing),
- * then the compiled-in install dir.
+ * then the compiled-in install dir. Looking a name up is find.c's job.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -149,64 +149,20 @@ int fring_loader_search_dirs(char ***dirs, size_t *n)
 	return rc;
 }
 
-static bool is_path(const char *s)
-{
-	size_t len = strlen(s);
-
-	return strchr(s, '/') || (len > 3 && !strcmp(s + len - 3, ".so"));
-}
-
 /* "plugin 'x': not found (searched FRING_PLUGIN_PATH=a:b, /rel, /install)" */
-static int not_found(const char *name, char **err)
+int fring_loader_not_found(const char *name, char **err)
 {
 	const char *env = getenv("FRING_PLUGIN_PATH");
 	const char *inst = FRING_INSTALL_PLUGIN_DIR;
 	bool have_env = env && *env;
-	bool have_rel = relative_dir && strcmp(relative_dir, inst);
+	bool have_rel;
 
+	pthread_once(&dirs_once, init_dirs);
+	have_rel = relative_dir && strcmp(relative_dir, inst);
 	*err = fring_strf("plugin '%s': not found (searched %s%s%s%s%s%s)",
 			  name, have_env ? "FRING_PLUGIN_PATH=" : "",
 			  have_env ? env : "", have_env ? ", " : "",
 			  have_rel ? relative_dir : "", have_rel ? ", " : "",
 			  inst);
 	return -ENOENT;
-}
-
-int fring_loader_find(const char *name_or_path, char **path, char **err)
-{
-	char **dirs, *cand;
-	size_t n;
-	int rc;
-
-	*path = NULL;
-	*err = NULL;
-	if (is_path(name_or_path)) {
-		*path = realpath(name_or_path, NULL);
-		if (*path)
-			return 0;
-		rc = -errno;
-		*err = fring_strf("plugin '%s': %s", name_or_path,
-				  rc == -ENOENT ? "not found" : strerror(-rc));
-		return rc;
-	}
-	if (!*name_or_path) {
-		*err = fring_strf("plugin '': empty name");
-		return -EINVAL;
-	}
-	rc = fring_loader_search_dirs(&dirs, &n);
-	if (rc)
-		return rc;
-	for (size_t i = 0; i < n; i++) {
-		cand = fring_strf("%s/%s.so", dirs[i], name_or_path);
-		if (cand && access(cand, F_OK) == 0) {
-			*path = canonical(cand);
-			free(cand);
-			fring_loader_free_dirs(dirs, n);
-			return *path ? 0 : -ENOMEM;
-		}
-		free(cand);
-	}
-	rc = not_found(name_or_path, err);
-	fring_loader_free_dirs(dirs, n);
-	return rc;
 }

@@ -43,9 +43,12 @@ int fring_mount_check_stale(const char *mountpoint, char **err)
 	struct stat st;
 	int e;
 
-	if (stat(mountpoint, &st) == 0)
+	if (stat(mountpoint, &st) != 0)
+		e = errno;
+	else if (!S_ISDIR(st.st_mode))
+		e = ENOTDIR; /* else mount(2) says so, after earlier mounts */
+	else
 		return live_fuse_root(mountpoint, &st, err);
-	e = errno;
 	if (e == ENOTCONN) {
 		if (err)
 			*err = fring_strf(

@@ -9,7 +9,8 @@
 /* stat() the mountpoint. Returns 0 if it can be used; -ENOTCONN and a
  * message telling how to clear it if it is a dead FUSE mount; -EBUSY if it
  * is the root of a FUSE mount that still serves (stacking would hide it);
- * another -errno and a one-line message if it cannot be stat'ed at all. */
+ * -ENOTDIR if it is not a directory; another -errno and a one-line message
+ * if it cannot be stat'ed at all. */
 int fring_mount_check_stale(const char *mountpoint, char **err);
 
 #endif /* FRING_MOUNT_STALE_H */

@@ -32,6 +32,7 @@ struct rt_mount {
 	struct fring_loaded_plugin *plugin; /* ours; outlives the session */
 	char *mountpoint;        /* absolute when it could be resolved */
 	char *where;             /* "file:line:col: " of a YAML entry, or "" */
+	char *mp_where;          /* the same for its mountpoint value */
 	const char *plugin_name; /* points into the plugin or the config */
 	struct fring_cfg_mount *owned; /* spec-built entry, freed by us */
 	int mounted, ended;
@@ -116,6 +117,7 @@ static void mount_release(struct rt_mount *m)
 	}
 	free(m->mountpoint);
 	free(m->where);
+	free(m->mp_where);
 	free_owned(m->owned);
 	memset(m, 0, sizeof(*m));
 }
@@ -128,11 +130,10 @@ static char *where(const char *file, unsigned line, unsigned col)
 	return fring_strf("%s:%u:%u: ", file, line, col);
 }
 
-/* Load the plugin and create the session (nothing mounted). */
-static int open_mount(const struct fring_cfg_mount *cm, const char *file,
-		      struct rt_mount *out, char **err)
+/* Load the plugin, resolve and check the mountpoint (nothing created). */
+static int prepare_mount(const struct fring_cfg_mount *cm, const char *file,
+			 struct rt_mount *out, char **err)
 {
-	struct fring_session_params p = { 0 };
 	struct fring_loaded_plugin *lp = NULL;
 	char *msg = NULL, *at, *real;
 	int rc;
@@ -149,55 +150,119 @@ static int open_mount(const struct fring_cfg_mount *cm, const char *file,
 	}
 	out->plugin = lp;
 	out->where = where(file, cm->line, cm->column);
+	out->mp_where = where(file, cm->mountpoint_line, cm->mountpoint_column);
 	/* Resolve now so the ready line and the mount agree. */
 	real = realpath(cm->mountpoint, NULL);
 	out->mountpoint = real ? real : strdup(cm->mountpoint);
-	if (!out->mountpoint || !out->where) {
+	if (!out->mountpoint || !out->where || !out->mp_where) {
 		set_err(err, fring_strf("out of memory"));
 		mount_release(out);
 		return -ENOMEM;
 	}
-	/* A missing, dead or still-served mountpoint is reported now, with
-	 * its place in the file, so `check` catches it too (the rest is
-	 * checked at mount). */
+	/* A missing, non-directory, dead or still-served mountpoint is
+	 * reported now, where the file names it, so `check` catches it and
+	 * `run` mounts nothing. */
 	rc = fring_mount_check_stale(cm->mountpoint, &msg);
 	if (rc < 0) {
-		set_err(err, fring_strf("%s%s", out->where, msg ? msg : ""));
+		set_err(err, fring_strf("%s%s", out->mp_where, msg ? msg : ""));
 		free(msg);
 		mount_release(out);
 		return rc;
 	}
 	out->plugin_name = lp->desc.name ? lp->desc.name : cm->plugin;
+	return 0;
+}
+
+/* "MSG: REASON; REASON" from what the plugin logged as errors, each
+ * without the "MOUNTPOINT: " the host puts first; a trailing "(see
+ * messages above)" goes, since the reasons are now in the line. */
+static char *with_reasons(char *msg, const struct fring_log_capture *c,
+			  const char *mountpoint)
+{
+	static const char above[] = " (see messages above)";
+	size_t mlen = strlen(msg), plen = strlen(mountpoint);
+
+	if (mlen >= sizeof(above) - 1 &&
+	    !strcmp(msg + mlen - (sizeof(above) - 1), above))
+		msg[mlen - (sizeof(above) - 1)] = '\0';
+	for (size_t i = 0; msg && i < c->n; i++) {
+		const char *r = c->lines[i];
+		char *grown;
+
+		if (!strncmp(r, mountpoint, plen) && !strncmp(r + plen, ": ", 2))
+			r += plen + 2;
+		grown = fring_strf("%s%s%s", msg, i ? "; " : ": ", r);
+		free(msg);
+		msg = grown;
+	}
+	return msg;
+}
+
+/* Create the plugin instance and hand it its options (nothing mounted).
+ * What the plugin logs as errors meanwhile goes into the one-line error. */
+static int create_session(const struct fring_cfg_mount *cm, const char *file,
+			  struct rt_mount *out, char **err)
+{
+	struct fring_session_params p = { 0 };
+	struct fring_log_capture cap;
+	char *msg = NULL;
+	int rc;
 
 	p.mountpoint = out->mountpoint;
-	p.plugin = lp;
+	p.plugin = out->plugin;
 	p.options = cm->options;
 	p.nr_options = cm->nr_options;
 	p.config_file = file;
 	p.default_permissions = cm->default_permissions;
 	p.allow_other = cm->allow_other;
+	p.trust_plugin_permissions = cm->trust_plugin_permissions;
 	p.ro = cm->ro;
 	p.fsname = cm->fsname;
 	p.subtype = cm->subtype;
 	p.transport = cm->transport;
+	fring_log_capture_start(&cap);
 	rc = fring_session_new(&p, &out->s, &msg);
-	if (rc < 0) {
-		if (!msg)
-			msg = fring_strf("%s: cannot create session: %s",
-					 out->mountpoint, strerror(-rc));
-		/* Point at the mount entry unless the message already does. */
-		if (msg && file && strncmp(msg, file, strlen(file))) {
-			char *full = fring_strf("%s%s", out->where, msg);
-
-			free(msg);
-			msg = full;
-		}
-		set_err(err, msg);
-		out->s = NULL;
-		mount_release(out);
-		return rc;
+	if (rc == 0) {
+		fring_log_capture_stop(&cap, 1);
+		return 0;
 	}
-	return 0;
+	if (!msg)
+		msg = fring_strf("%s: cannot create session: %s",
+				 out->mountpoint, strerror(-rc));
+	if (msg)
+		msg = with_reasons(msg, &cap, out->mountpoint);
+	fring_log_capture_stop(&cap, !msg);
+	/* Point at the mount entry unless the message already does. */
+	if (msg && file && strncmp(msg, file, strlen(file))) {
+		char *full = fring_strf("%s%s", out->where, msg);
+
+		free(msg);
+		msg = full;
+	}
+	set_err(err, msg ? msg : fring_strf("out of memory"));
+	out->s = NULL;
+	return rc;
+}
+
+/* Every plugin loaded and every mountpoint checked before any plugin
+ * instance exists, then every instance created: the cheap errors come
+ * first, and the loader's probes fork before plugins start threads. */
+static int open_mounts(const struct fring_cfg_mount *cm, size_t n,
+		       const char *file, struct rt_mount *out, char **err)
+{
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; i < n && !rc; i++)
+		rc = prepare_mount(&cm[i], file, &out[i], err);
+	if (rc)
+		i--; /* out[i - 1] failed and released itself */
+	for (j = 0; j < i && !rc; j++)
+		rc = create_session(&cm[j], file, &out[j], err);
+	if (rc)
+		while (i--)
+			mount_release(&out[i]);
+	return rc;
 }
 
 static int dup_mountpoint(const fring_runtime *rt, const struct rt_mount *new,
@@ -209,7 +274,7 @@ static int dup_mountpoint(const fring_runtime *rt, const struct rt_mount *new,
 
 			if (!strcmp(o->mountpoint, new[i].mountpoint)) {
 				set_err(err, fring_strf("%s%s: mountpoint used twice",
-							new[i].where, new[i].mountpoint));
+							new[i].mp_where, new[i].mountpoint));
 				return -EINVAL;
 			}
 		}
@@ -247,7 +312,6 @@ FRING_API int32_t fring_runtime_add_yaml(fring_runtime *rt, const char *path,
 	struct fring_config *cfg = NULL, **cfgs;
 	struct rt_mount *new;
 	char *msg = NULL;
-	size_t i;
 	int rc;
 
 	rc = fring_config_load(path, &cfg, &msg);
@@ -266,17 +330,10 @@ FRING_API int32_t fring_runtime_add_yaml(fring_runtime *rt, const char *path,
 		return -ENOMEM;
 	}
 	rt->cfgs = cfgs;
-	for (i = 0; i < cfg->nr_mounts; i++) {
-		rc = open_mount(&cfg->mounts[i], cfg->path ? cfg->path : path,
-				&new[i], err);
-		if (rc < 0)
-			break;
-	}
+	rc = open_mounts(cfg->mounts, cfg->nr_mounts,
+			 cfg->path ? cfg->path : path, new, err);
 	if (rc == 0)
 		rc = commit(rt, new, cfg->nr_mounts, err);
-	else
-		while (i--)
-			mount_release(&new[i]);
 	free(new);
 	if (rc < 0) {
 		fring_config_free(cfg);
@@ -307,7 +364,11 @@ static int spec_mount_option(struct fring_cfg_mount *cm,
 						(int)klen, kv->key));
 			return -EINVAL;
 		}
-		free(*slot);
+		if (*slot) { /* as the YAML schema: one value each */
+			set_err(err, fring_strf("mount option '%.*s' given twice",
+						(int)klen, kv->key));
+			return -EINVAL;
+		}
 		*slot = strdup(val);
 		return *slot ? 0 : -ENOMEM;
 	}
@@ -322,10 +383,13 @@ static int spec_mount_option(struct fring_cfg_mount *cm,
 		cm->allow_other = on;
 	else if (klen == 2 && !strncmp(kv->key, "ro", 2))
 		cm->ro = on;
+	else if (klen == 24 && !strncmp(kv->key, "trust_plugin_permissions", 24))
+		cm->trust_plugin_permissions = on;
 	else {
 		set_err(err, fring_strf("unknown mount option '%s' (expected "
 					"default_permissions, allow_other, ro, "
-					"fsname=NAME or subtype=NAME)", kv->key));
+					"trust_plugin_permissions, fsname=NAME "
+					"or subtype=NAME)", kv->key));
 		return -EINVAL;
 	}
 	return 0;
@@ -421,7 +485,7 @@ FRING_API int32_t fring_runtime_add_mount(fring_runtime *rt,
 	}
 	rc = spec_to_cfg(spec, cm, &msg);
 	if (rc == 0)
-		rc = open_mount(cm, NULL, &m, &msg);
+		rc = open_mounts(cm, 1, NULL, &m, &msg);
 	if (rc < 0) {
 		free_owned(cm);
 		set_err(err, msg ? msg : fring_strf("%s", strerror(-rc)));
@@ -453,13 +517,18 @@ static void stop_all(fring_runtime *rt)
 static int check_mountpoints(fring_runtime *rt, char **err)
 {
 	for (size_t i = 0; i < rt->n; i++) {
+		char *msg = NULL;
 		int rc;
 
 		if (rt->m[i].mounted)
 			continue;
-		rc = fring_mount_check_stale(rt->m[i].mountpoint, err);
-		if (rc < 0)
+		rc = fring_mount_check_stale(rt->m[i].mountpoint, &msg);
+		if (rc < 0) {
+			set_err(err, fring_strf("%s%s", rt->m[i].mp_where,
+						msg ? msg : ""));
+			free(msg);
 			return rc;
+		}
 	}
 	return 0;
 }
@@ -477,8 +546,11 @@ static int mount_all(fring_runtime *rt, char **err)
 			return 0;
 		rc = fring_session_mount(m->s, &msg);
 		if (rc < 0) {
-			set_err(err, msg ? msg : fring_strf("%s: mount failed: %s",
-							    m->mountpoint, strerror(-rc)));
+			if (!msg)
+				msg = fring_strf("%s: mount failed: %s",
+						 m->mountpoint, strerror(-rc));
+			set_err(err, fring_strf("%s%s", m->where, msg ? msg : ""));
+			free(msg);
 			return rc;
 		}
 		m->mounted = 1;

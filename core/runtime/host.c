@@ -16,6 +16,7 @@
 
 #include "../config/config.h"
 #include "dispatch.h"
+#include "entry_check.h"
 #include "log.h"
 #include "request.h"
 
@@ -129,9 +130,26 @@ static int32_t send1(fring_req *h, const void *p, size_t len)
 	return ret ? ret : fring_req_send(fring_req_ptr(h), 0, &iov, 1);
 }
 
+/* An entry naming a nodeid it may not (entry_check.h): claim, log why
+ * (NULL: logged already) and answer EIO. */
+static int32_t refuse_entry(fring_req *h, const char *why)
+{
+	struct fring_req *r = fring_req_ptr(h);
+	int ret = fring_req_claim(h);
+
+	if (ret)
+		return ret;
+	FRING_STAT_INC(r->dx, r->queue, misuse);
+	if (why)
+		fring_entry_log(r, why, NULL, 0);
+	fring_req_send(r, -EIO, NULL, 0);
+	return -EINVAL;
+}
+
 static int32_t h_reply_entry(fring_req *h, const struct fring_entry *e)
 {
 	struct fuse_entry_out eo;
+	const char *why;
 
 	GET_REQ(r, h);
 	switch (r->opcode) {
@@ -143,6 +161,9 @@ static int32_t h_reply_entry(fring_req *h, const struct fring_entry *e)
 	}
 	if (!e)
 		return fring_req_reply_misuse(h, "reply_entry(NULL)");
+	why = fring_entry_refusal(r, e->ino, NULL, 0);
+	if (why)
+		return refuse_entry(h, why);
 	fring_encode_entry(e, &eo);
 	return send1(h, &eo, sizeof(eo));
 }
@@ -153,6 +174,7 @@ static int32_t h_reply_create(fring_req *h, const struct fring_entry *e,
 	struct fuse_entry_out eo;
 	struct fuse_open_out oo;
 	struct iovec iov[2];
+	const char *why;
 	int ret;
 
 	GET_REQ(r, h);
@@ -160,6 +182,9 @@ static int32_t h_reply_create(fring_req *h, const struct fring_entry *e,
 		return fring_req_reply_misuse(h, "reply_create");
 	if (!e || !o)
 		return fring_req_reply_misuse(h, "reply_create(NULL)");
+	why = fring_entry_refusal(r, e->ino, NULL, 0);
+	if (why)
+		return refuse_entry(h, why);
 	fring_encode_entry(e, &eo);
 	fring_encode_open(o, &oo);
 	iov[0] = (struct iovec){ &eo, sizeof(eo) };
@@ -409,6 +434,7 @@ static int32_t h_dir_add(fring_req *h, const char *name, uint32_t namelen,
 static int32_t h_dir_add_plus(fring_req *h, const char *name, uint32_t namelen,
 			      const struct fring_entry *e, uint64_t next_off)
 {
+	const char *why;
 	int32_t ret;
 
 	GET_REQ(r, h);
@@ -417,6 +443,13 @@ static int32_t h_dir_add_plus(fring_req *h, const char *name, uint32_t namelen,
 		return ret;
 	if (!e)
 		return -EINVAL;
+	if (r->opcode == FUSE_READDIRPLUS &&
+	    (why = fring_entry_refusal(r, e->ino, name, namelen))) {
+		/* The listing is answered EIO at reply_dir. */
+		fring_entry_log(r, why, name, namelen);
+		r->dir_refused = 1;
+		return -EINVAL;
+	}
 	if (r->opcode == FUSE_READDIR)
 		return dir_result(r, fring_encode_dirent(r->dirbuf, r->dir_cap,
 							 &r->dir_used, name,
@@ -432,6 +465,8 @@ static int32_t h_reply_dir(fring_req *h)
 	GET_REQ(r, h);
 	if (!is_readdir(r))
 		return fring_req_reply_misuse(h, "reply_dir");
+	if (r->dir_refused)
+		return refuse_entry(h, NULL);
 	return send1(h, r->dirbuf, r->dirbuf ? r->dir_used : 0);
 }
 

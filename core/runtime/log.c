@@ -12,19 +12,26 @@
 
 static int log_threshold = -1;
 
+/* This thread's capture, if one is running (fring_log_capture_start). */
+static __thread struct fring_log_capture *capture;
+
 static int threshold(void)
 {
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+
 	if (log_threshold < 0) {
 		const char *e = getenv("FRING_LOG");
-		int t = FRING_LOG_INFO;
+		int t = -1;
 
-		if (e && !strcasecmp(e, "error"))
-			t = FRING_LOG_ERROR;
-		else if (e && !strcasecmp(e, "warn"))
-			t = FRING_LOG_WARN;
-		else if (e && !strcasecmp(e, "debug"))
-			t = FRING_LOG_DEBUG;
-		log_threshold = t;
+		for (int i = 0; e && i < 4; i++)
+			if (!strcasecmp(e, names[i]))
+				t = i; /* FRING_LOG_ERROR..FRING_LOG_DEBUG */
+		log_threshold = t < 0 ? FRING_LOG_INFO : t;
+		/* A typo must not silently keep the default. */
+		if (t < 0 && e && *e)
+			fprintf(stderr, "fring: warning: FRING_LOG=%s is not a log "
+				"level (expected error, warn, info or debug); "
+				"using info\n", e);
 	}
 	return log_threshold;
 }
@@ -49,8 +56,41 @@ static void vlog(int level, const char *fmt, va_list ap)
 	char buf[1024];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (capture && level == FRING_LOG_ERROR) {
+		char **grown = realloc(capture->lines, (capture->n + 1) *
+				       sizeof(*grown));
+		char *line = strdup(buf);
+
+		if (grown)
+			capture->lines = grown;
+		if (grown && line) {
+			capture->lines[capture->n++] = line;
+			return;
+		}
+		free(line); /* out of memory: print it after all */
+	}
 	/* One fprintf per line so lines from several threads do not mix. */
 	fprintf(stderr, "fring: %s: %s\n", level_name(level), buf);
+}
+
+void fring_log_capture_start(struct fring_log_capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	capture = c;
+}
+
+void fring_log_capture_stop(struct fring_log_capture *c, int print)
+{
+	if (capture == c)
+		capture = NULL;
+	for (size_t i = 0; i < c->n; i++) {
+		if (print)
+			fprintf(stderr, "fring: %s: %s\n",
+				level_name(FRING_LOG_ERROR), c->lines[i]);
+		free(c->lines[i]);
+	}
+	free(c->lines);
+	memset(c, 0, sizeof(*c));
 }
 
 void fring_log(int level, const char *fmt, ...)

@@ -3,6 +3,7 @@
 #include "request.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -407,6 +408,28 @@ void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
 		req_finish(r); /* LATE: the plugin replied meanwhile */
 }
 
+/* Bad errno values already logged. Each distinct one is logged once: a
+ * time-based rate limit would swallow a different one that follows within
+ * its window. Past the table, the rate limit. 0 marks a free slot (0 is
+ * never bad). */
+#define BAD_ERRNO_SLOTS 32
+static _Atomic int32_t bad_errno_seen[BAD_ERRNO_SLOTS];
+
+/* 1 the first time v is seen, 0 after, -1 when the table is full. */
+static int bad_errno_first(int32_t v)
+{
+	for (int i = 0; i < BAD_ERRNO_SLOTS; i++) {
+		int32_t cur = atomic_load(&bad_errno_seen[i]);
+
+		if (!cur && atomic_compare_exchange_strong(&bad_errno_seen[i],
+							   &cur, v))
+			return 1;
+		if (cur == v)
+			return 0;
+	}
+	return -1;
+}
+
 int fring_req_reply_error(fring_req *h, int32_t neg_errno)
 {
 	struct fring_req *r = fring_req_ptr(h);
@@ -417,13 +440,19 @@ int fring_req_reply_error(fring_req *h, int32_t neg_errno)
 	if (ret)
 		return ret;
 	if (bad) {
+		int first = bad_errno_first(neg_errno);
+		char msg[256];
+
 		FRING_STAT_INC(r->dx, r->queue, misuse);
-		fring_log_ratelimited("bad-errno", FRING_LOG_WARN,
-				      "%s: plugin replied %d to %s (unique %llu): "
-				      "not a negative errno, sent EIO",
-				      r->dx->mount.name, (int)neg_errno,
-				      fring_opcode_name(r->opcode),
-				      (unsigned long long)r->unique);
+		snprintf(msg, sizeof(msg), "%s: plugin replied %d to %s (unique "
+			 "%llu): not a negative errno, sent EIO",
+			 r->dx->mount.name, (int)neg_errno,
+			 fring_opcode_name(r->opcode),
+			 (unsigned long long)r->unique);
+		if (first > 0)
+			fring_warn("%s", msg);
+		else if (first < 0)
+			fring_log_ratelimited("bad-errno", FRING_LOG_WARN, "%s", msg);
 		fring_req_send(r, e, NULL, 0);
 		return -EINVAL;
 	}

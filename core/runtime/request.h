@@ -110,6 +110,7 @@ struct fring_req {
 	char *dirbuf;
 	size_t dir_used, dir_cap;
 	int dir_malloced;
+	int dir_refused; /* an entry was refused (entry_check.h): reply EIO */
 };
 
 /* In-flight table: requests awaiting a reply, by unique. Striped locks so

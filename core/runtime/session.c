@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include "../mount/mount.h"
+#include "../mount/mountinfo.h"
 #include "../mount/stale.h"
 #include "../transport/devfuse.h"
 #include "../transport/uring.h"
 #include "dispatch.h"
+#include "features.h"
 #include "flush.h"
 #include "init.h"
 #include "log.h"
@@ -40,7 +42,7 @@
 
 struct fring_session {
 	char *mountpoint, *fsname, *subtype, *config_file;
-	int default_permissions, allow_other, ro;
+	int default_permissions, allow_other, ro, trust_plugin_permissions;
 	unsigned nr_threads;
 	struct fring_cfg_transport transport;
 	struct fring_loaded_plugin *plugin;
@@ -188,6 +190,7 @@ int fring_session_new(const struct fring_session_params *p,
 	s->config_file = dup_or_null(p->config_file, &oom);
 	s->default_permissions = p->default_permissions;
 	s->allow_other = p->allow_other;
+	s->trust_plugin_permissions = p->trust_plugin_permissions;
 	s->ro = p->ro;
 	s->nr_threads = p->nr_threads;
 	s->transport = p->transport;
@@ -205,6 +208,9 @@ int fring_session_new(const struct fring_session_params *p,
 	s->dx.mount.owner = s;
 	s->dx.mount.fuse_fd = -1;
 
+	ret = fring_features_check(&p->plugin->desc, plugin_name(s), err);
+	if (ret < 0)
+		goto fail;
 	if (!p->plugin->desc.create) {
 		*err = fring_strf("plugin '%s' has no create()", plugin_name(s));
 		ret = -EINVAL;
@@ -329,6 +335,9 @@ int fring_session_mount(struct fring_session *s, char **err)
 		ret = check_ring_budget(s, err);
 	if (ret)
 		return ret;
+	mo.default_permissions = fring_features_default_permissions(
+		&s->plugin->desc, s->mountpoint, s->default_permissions,
+		s->allow_other, s->trust_plugin_permissions);
 	ret = fring_mount_open(s->mountpoint, &mo, &fd, &s->mh, err);
 	if (ret)
 		return ret;
@@ -401,30 +410,57 @@ static void abort_connection(struct fring_session *s)
 			   s->mountpoint, s->conn_id);
 }
 
+/* Where our connection is mounted (mountinfo.h). Without mountinfo, the
+ * mountpoint's device is the best guess: ours on top, else covered. */
+static int mount_place(const struct fring_session *s)
+{
+	const char *path = s->dx.mount.path ? s->dx.mount.path : s->mountpoint;
+	int place = fring_mount_place(s->conn_id, path);
+
+	if (place >= 0)
+		return place;
+	return fring_fusectl_id(s->mountpoint) == s->conn_id ? FRING_PLACE_TOP
+							     : FRING_PLACE_COVERED;
+}
+
 int fring_session_still_mounted(const struct fring_session *s)
 {
-	return s->conn_id && fring_fusectl_id(s->mountpoint) == s->conn_id;
+	return s->conn_id && mount_place(s) == FRING_PLACE_TOP;
 }
 
 /* umount2 works by path and takes whatever mount is on top: only unmount
- * when that is still ours. Otherwise (a mount stacked over ours, or ours
- * already gone) abort our connection instead, if it still exists. */
+ * when that is still ours. Unmounted from outside, ours is gone and the
+ * path is someone else's: just close. Covered (or moved), abort our
+ * connection instead of unmounting, if it still exists. */
 static void unmount_own(struct fring_session *s)
 {
+	int place = s->conn_id ? mount_place(s) : FRING_PLACE_TOP;
 	int ret;
 
-	if (!s->conn_id || fring_session_still_mounted(s)) {
+	if (place == FRING_PLACE_TOP) {
 		fring_mount_unmount(s->mh);
+		return;
+	}
+	if (place == FRING_PLACE_GONE) {
+		/* Sever it quietly (it is going away anyway): libfuse's unmount
+		 * then sees POLLERR and only closes and frees, never touching
+		 * the path, which is no longer ours. Without fusectl, disown
+		 * (libfuse's copy of the path leaks) rather than risk that. */
+		ret = fring_fusectl_abort(s->conn_id);
+		if (ret == 0 || ret == -ENOENT)
+			fring_mount_unmount(s->mh);
+		else
+			fring_mount_disown(s->mh);
 		return;
 	}
 	/* libfuse never unmounts by path a connection that is severed (POLLERR
 	 * on its fd): sever ours, then the unmount only closes and frees. */
 	ret = fring_fusectl_abort(s->conn_id);
 	if (ret == 0)
-		fring_warn("%s: another mount now covers ours; aborted our "
-			   "connection instead of unmounting by path (clear it "
-			   "later with: umount -l %s)", s->mountpoint,
-			   s->mountpoint);
+		fring_warn("%s: another mount now covers ours (or ours was "
+			   "moved); aborted our connection instead of unmounting "
+			   "by path (clear it later with: umount -l %s)",
+			   s->mountpoint, s->mountpoint);
 	if (ret == 0 || ret == -ENOENT) /* severed now, or gone already */
 		fring_mount_unmount(s->mh);
 	else

@@ -24,6 +24,9 @@ struct fring_session_params {
 	size_t nr_options;
 	const char *config_file; /* for "file:line:col" in option errors; may be NULL */
 	int default_permissions, allow_other, ro;
+	/* allow_other without default_permissions although the plugin does
+	 * not declare FRING_FEATURE_CHECKS_PERMISSIONS (features.h) */
+	int trust_plugin_permissions;
 	const char *fsname, *subtype; /* may be NULL */
 	struct fring_cfg_transport transport;
 	unsigned nr_threads; /* /dev/fuse worker threads, 0 = default */

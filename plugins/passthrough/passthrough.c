@@ -100,7 +100,9 @@ static int pt_config(void *inst, const char *key, const char *value)
 		return 0;
 	}
 	fring_logf(fs->mount, FRING_LOG_ERROR,
-		   "passthrough: unknown option '%s'", key);
+		   "passthrough: unknown option '%s' (known: source, "
+		   "entry_timeout, attr_timeout, fd_cache, writeback, "
+		   "keep_cache, xattr, kernel_passthrough, handles)", key);
 	return -EINVAL;
 }
 

@@ -3,10 +3,11 @@ paths): memfs serves, passthrough mirrors a real directory both ways."""
 import os
 import shutil
 import signal
+import subprocess
 
 import pytest
 
-from conftest import is_mounted
+from conftest import FRING, is_mounted
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -70,3 +71,20 @@ def test_memfs_example_serves(spawn, fixed_dirs):
         fh.write("x" * 10000)
     assert os.stat(os.path.join(mnt, "f")).st_size == 10000
     stop_cleanly(f, mnt)
+
+
+def test_demo_shows_each_command_as_written(fixed_dirs):
+    """tests/demo-memfs.sh (README set-up step 1) prints every command with
+    its redirections before running it, then stops fring cleanly."""
+    mnt = fixed_dirs("/tmp/fring-memfs")
+    built = os.path.join(ROOT, "build", "bin", "fring")
+    if os.path.realpath(shutil.which(FRING) or FRING) != os.path.realpath(built):
+        pytest.skip("the demo runs build/bin/fring, not the fring under test")
+    r = subprocess.run([os.path.join(ROOT, "tests", "demo-memfs.sh")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    step = lines.index('$ echo "hello from fring" > "/tmp/fring-memfs/hi"')
+    assert lines[step + 1:step + 3] == ['$ cat "/tmp/fring-memfs/hi"', "hello from fring"]
+    assert lines[-1] == "fring exited with status 0 and unmounted /tmp/fring-memfs"
+    assert not is_mounted(mnt)

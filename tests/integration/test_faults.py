@@ -206,6 +206,18 @@ def test_bad_reply_is_caught(spawn, tmpdirs, transport, name):
     stop_cleanly(f, mp)
 
 
+def test_each_distinct_bad_errno_is_logged(spawn, tmpdirs, transport):
+    """Three different bad errnos within a second: each gets its line (a
+    5 s rate limit used to keep only the first), a repeat none."""
+    mp, f = faulty_mount(spawn, tmpdirs, transport)
+    for name in ("errpos", "err600", "err512", "err600"):
+        assert client(mp, name)["errno"] == errno.EIO, f.log()
+    for value in ("5", "-600", "-512"):
+        wait_log(f, r"plugin replied %s to READ .*not a negative errno" % value)
+    stop_cleanly(f, mp)
+    assert len(re.findall(r"plugin replied -600 to READ", f.log())) == 1, f.log()
+
+
 def test_interrupted_request_answered_by_plugin(spawn, tmpdirs, transport):
     mp, f = faulty_mount(spawn, tmpdirs, transport)
     got = client(mp, "hang", alarm=0.3)

@@ -6,10 +6,12 @@ built with cffi's embedding mode) mount over both transports, with their
 errors reported. Needs the cffi module and this Python's headers."""
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -47,7 +49,7 @@ def test_binding_matches_the_c_abi():
     assert r.returncode == 0, r.stderr
     # sizes and offsets frozen by tests/unit/test_abi_layout.c
     out = r.stdout.split()
-    assert out[:7] == ["248", "48", "16", "120", "232", "1", "True"], r.stdout
+    assert out[:7] == ["248", "48", "16", "128", "232", "1", "True"], r.stdout
     assert out[7][0].isdigit()
 
 
@@ -160,7 +162,7 @@ def py_plugin(tmp_path_factory):
 
 @pytest.mark.parametrize("transport", ["devfuse", "uring"])
 def test_python_hello(py_plugin, mount, transport):
-    # fring_python.so finds the fring package itself (its path is built in)
+    # fring_python.so finds the fring package itself (a copy beside it)
     mnt = mount(py_plugin, {"module": os.path.join(
         ROOT, "sdk-examples/python-hello/hello.py")}, transport=transport)
     with open(os.path.join(mnt, "hello"), "rb") as f:
@@ -206,3 +208,205 @@ def test_python_plugin_bad_module(py_plugin, tmp_path, options, message):
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
     assert not is_mounted(str(mnt))
+
+
+def test_add_mount_refuses_bad_arguments_with_fring_error(tmp_path):
+    r = py("""
+        import fring
+        rt = fring.Runtime()
+        bad = [dict(mountpoint=None), dict(plugin=None),
+               dict(options=["size=1M"]), dict(options=5),
+               dict(mount_options=[None]), dict(mount_options=3),
+               dict(transport=1), dict(mountpoint="/t\\0mp")]
+        for b in bad:
+            args = dict(dict(mountpoint=%r, plugin="memfs"), **b)
+            try:
+                rt.add_mount(**args)
+                print("accepted", b)
+            except fring.Error as e:
+                print(e.errno)
+        # a key may repeat: options as pairs; mount options as with -O
+        rt.add_mount(%r, "memfs", [("size", "1M"), ("size", "2M")], "ro,fsname=x")
+        print("pairs ok")
+    """ % (str(tmp_path), str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:-1] == ["22"] * 8 + ["pairs ok"], r.stdout
+
+
+def test_plugin_finds_the_fring_package_at_run_time(tmp_path, monkeypatch,
+                                                      spawn, tmpdirs):
+    """Nothing of the checkout is built into fring_python.so: built from a
+    checkout that then moves away, it still serves (the package beside
+    it); moved on its own it says how to point it at one, and
+    FRING_PYTHONPATH does."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(os.path.join(ROOT, "bindings/python/fring"),
+                    checkout / "bindings/python/fring",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(os.path.join(ROOT, "abi/include"), checkout / "abi/include")
+    env = dict(py_env(), PYTHONPATH=str(checkout / "bindings/python"))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "fring.build_plugin", str(out)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    moved = tmp_path / "moved"
+    checkout.rename(moved)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.delenv("FRING_PYTHONPATH", raising=False)
+    hello = os.path.join(ROOT, "sdk-examples/python-hello/hello.py")
+
+    def serve(so):
+        mp = tmpdirs("mnt")
+        f = spawn(["mount", so, mp, "-o", "module=" + hello], [mp])
+        f.wait_ready(1)
+        with open(os.path.join(mp, "hello"), "rb") as fh:
+            assert fh.read() == b"hello from Python\n"
+        assert f.stop(signal.SIGTERM) == 0, f.log()
+
+    serve(str(out / "fring_python.so"))
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(out / "fring_python.so", alone)
+    r = subprocess.run([FRING, "mount", str(alone / "fring_python.so"),
+                        str(tmpdirs("mnt")), "-o", "module=" + hello],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "set FRING_PYTHONPATH to the directory holding fring/" in r.stderr, \
+        r.stderr
+    monkeypatch.setenv("FRING_PYTHONPATH", str(moved / "bindings/python"))
+    serve(str(alone / "fring_python.so"))
+
+
+BIGDIR = '''
+import errno, stat
+from fring.plugin import Attr
+
+class Filesystem:
+    def __init__(self, options):
+        self.n = int(options["n"])
+        self.calls = 0
+
+    def getattr(self, ino):
+        if ino == 1:
+            return Attr(1, stat.S_IFDIR | 0o755, nlink=2)
+        if ino == 2:
+            return Attr(2, stat.S_IFREG | 0o444, size=len(str(self.calls)))
+        raise OSError(errno.ENOENT, "")
+
+    def lookup(self, parent, name):
+        if name != "calls":
+            raise OSError(errno.ENOENT, name)
+        return self.getattr(2)
+
+    def open(self, ino, flags):
+        return 0
+
+    def read(self, ino, fh, offset, size):
+        return str(self.calls).encode()[offset:offset + size]
+
+    def readdir(self, ino):
+        self.calls += 1
+        return [("calls", 2, stat.S_IFREG)] + [
+            ("entry-%06d" % i, 3 + i, stat.S_IFREG) for i in range(self.n)]
+'''
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_readdir_lists_once_per_pass(py_plugin, mount, tmp_path, transport):
+    """The kernel reads a directory in page-sized chunks; each used to
+    rebuild the whole listing (20,000 entries: 0.24 s, 100,000: 4.6 s).
+    Now readdir is called once per opendir, whatever the size."""
+    mod = tmp_path / "bigdir.py"
+    mod.write_text(BIGDIR)
+    mnt = mount(py_plugin, {"module": str(mod), "n": "20000"},
+                transport=transport)
+    t0 = time.monotonic()
+    names = os.listdir(mnt)
+    elapsed = time.monotonic() - t0
+    assert len(names) == 20001
+    with open(os.path.join(mnt, "calls")) as f:
+        assert f.read() == "1"
+    assert len(os.listdir(mnt)) == 20001   # a new opendir lists afresh
+    with open(os.path.join(mnt, "calls")) as f:
+        assert f.read() == "2"
+    assert elapsed < 5, elapsed
+
+
+WRONG = '''
+import errno, stat
+from fring.plugin import Attr
+
+ERRS = {"e0": OSError(0, "zero"), "enone": OSError("no errno"),
+        "e99999": OSError(99999, "huge"), "e512": OSError(512, "limit")}
+
+class Filesystem:
+    def __init__(self, options):
+        pass
+
+    def getattr(self, ino):
+        if ino == 1:
+            return Attr(1, stat.S_IFDIR | 0o755, nlink=2)
+        return Attr(ino, stat.S_IFREG | 0o644, size=100)
+
+    def lookup(self, parent, name):
+        if name in ERRS:
+            raise ERRS[name]
+        if name == "evil":
+            return Attr(1, stat.S_IFREG | 0o644)
+        if name in ("long", "count"):
+            return Attr(2 if name == "long" else 3, stat.S_IFREG | 0o644,
+                        size=100)
+        raise OSError(errno.ENOENT, name)
+
+    def read(self, ino, fh, offset, size):
+        return b"x" * (size + 10)
+
+    def write(self, ino, fh, offset, data):
+        return len(data) + 1
+
+    def readdir(self, ino):
+        return []
+'''
+
+
+def test_answers_the_kernel_cannot_take_are_eio_and_logged(py_plugin, spawn,
+                                                           tmpdirs, tmp_path):
+    mod = tmp_path / "wrong.py"
+    mod.write_text(WRONG)
+    mp = tmpdirs("mnt")
+    f = spawn(["mount", py_plugin, mp, "-o", "module=" + str(mod)], [mp])
+    f.wait_ready(1)
+
+    def eio(fn, *args):
+        with pytest.raises(OSError) as e:
+            fn(*args)
+        assert e.value.errno == errno.EIO, e.value
+
+    for name in ("e0", "enone", "e99999", "e512", "e99999", "e0"):
+        eio(os.stat, os.path.join(mp, name))
+    fd = os.open(os.path.join(mp, "long"), os.O_RDONLY | os.O_DIRECT)
+    try:
+        eio(os.pread, fd, 4096, 0)           # read returns size + 10 bytes
+    finally:
+        os.close(fd)
+    fd = os.open(os.path.join(mp, "count"), os.O_WRONLY | os.O_DIRECT)
+    try:
+        import mmap
+        buf = mmap.mmap(-1, 4096)
+        eio(os.pwritev, fd, [buf], 0)        # write claims one byte more
+    finally:
+        os.close(fd)
+    eio(os.stat, os.path.join(mp, "evil"))   # ino 1 for a child: refused
+    assert os.path.isdir(mp)                 # and the root is still fine
+    assert f.stop(signal.SIGTERM) == 0, f.log()
+    assert not is_mounted(mp)
+    log = f.log()
+    for code in ("0", "None", "99999", "512"):
+        lines = [l for l in log.splitlines()
+                 if "python: lookup raised OSError with errno %s," % code in l]
+        assert len(lines) == 1, (code, log)   # once per distinct errno
+    assert "python: read returned 4106 bytes, more than the 4096 asked " \
+        "for; answered EIO" in log, log
+    assert "python: write returned 4097 for 4096 bytes" in log, log
+    assert "with an entry for 'evil' naming nodeid 1" in log, log
+    assert "covers ours" not in log, log

@@ -1,5 +1,5 @@
 /*
- * Frozen layout of the plugin ABI 1.2 (LP64). A failure here means an
+ * Frozen layout of the plugin ABI 1.4 (LP64). A failure here means an
  * accidental ABI break: structs may only grow at the end, with a minor bump
  * (abi/CHANGELOG.md), and existing offsets never move.
  */
@@ -75,8 +75,9 @@ Test(abi_layout, tables)
 	SIZE(fring_fs_ops, 312);
 	OFF(fring_fs_ops, lookup, 8);
 	OFF(fring_fs_ops, statx, 304);
-	SIZE(fring_plugin, 120);
+	SIZE(fring_plugin, 128);
 	OFF(fring_plugin, name, 24);
 	OFF(fring_plugin, create, 64);
 	OFF(fring_plugin, ops, 112);
+	OFF(fring_plugin, features, 120); /* 1.4 */
 }

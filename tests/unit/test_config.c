@@ -98,6 +98,8 @@ Test(config, full_example_every_key)
 	cr_expect_str_eq(m->plugin, "passthrough");
 	cr_expect_eq(m->line, 3);
 	cr_expect_eq(m->column, 5);
+	cr_expect_eq(m->mountpoint_line, 3);
+	cr_expect_eq(m->mountpoint_column, 17);
 	cr_expect_eq(m->plugin_line, 4);
 	cr_expect_eq(m->plugin_column, 13);
 	cr_expect(m->default_permissions && m->allow_other && m->ro);
@@ -128,6 +130,22 @@ Test(config, full_example_every_key)
 	cr_expect_eq(m2->nr_options, 0);
 	cr_expect_null(m2->options);
 	cr_expect_null(m2->fsname);
+	fring_config_free(cfg);
+}
+
+/* Mountpoint errors found after parsing (missing, not a directory, dead)
+ * point at the value, wherever the entry puts it. */
+Test(config, mountpoint_value_position)
+{
+	struct fring_config *cfg = parse_ok("mounts:\n"
+					    "  - plugin: memfs\n"
+					    "    mountpoint:    \"/mnt/a\"\n"
+					    "  - { plugin: memfs, mountpoint: /mnt/b }\n");
+
+	cr_expect_eq(cfg->mounts[0].mountpoint_line, 3);
+	cr_expect_eq(cfg->mounts[0].mountpoint_column, 20);
+	cr_expect_eq(cfg->mounts[1].mountpoint_line, 4);
+	cr_expect_eq(cfg->mounts[1].mountpoint_column, 34);
 	fring_config_free(cfg);
 }
 
@@ -272,6 +290,13 @@ Test(config, mount_options)
 	cr_expect_eq(cfg->mounts[0].ro, 0);
 	cr_expect_str_eq(cfg->mounts[0].subtype, "x");
 	cr_expect_null(cfg->mounts[0].fsname);
+	cr_expect_eq(cfg->mounts[0].trust_plugin_permissions, 0);
+	fring_config_free(cfg);
+
+	cfg = parse_ok(M "    mount_options: [allow_other, trust_plugin_permissions]\n");
+	cr_expect_eq(cfg->mounts[0].allow_other, 1);
+	cr_expect_eq(cfg->mounts[0].trust_plugin_permissions, 1);
+	cr_expect_eq(cfg->mounts[0].default_permissions, 0);
 	fring_config_free(cfg);
 
 	expect_err(M "    mount_options: ro\n",
@@ -384,7 +409,8 @@ Test(config, invalid_files)
 			"5:13: transport.mode must be one of auto, uring, devfuse, got 'splice'");
 	expect_file_err("bad_mount_option.yaml",
 			"4:25: unknown mount option 'nosuid' (expected one of: "
-			"default_permissions, allow_other, ro, fsname=NAME, subtype=NAME)");
+			"default_permissions, allow_other, ro, trust_plugin_permissions, "
+			"fsname=NAME, subtype=NAME)");
 	expect_file_err("missing_mountpoint.yaml",
 			"2:5: mount 1 is missing required key 'mountpoint'");
 	expect_file_err("missing_plugin.yaml",

@@ -130,6 +130,10 @@ static void t_lookup(void *inst, fring_req *r, const struct fring_name_args *a)
 		held = r;
 	} else if (!strcmp(a->name, "missing")) {
 		first_ret = H->reply_err(r, -ENOENT);
+	} else if (!strcmp(a->name, "root") || !strcmp(a->name, "..")) {
+		e.ino = 1; /* the root: an entry only for "." and ".." */
+		e.attr = attr_of(1, S_IFDIR | 0755);
+		first_ret = H->reply_entry(r, &e);
 	} else {
 		first_ret = H->reply_entry(r, &e);
 	}
@@ -168,7 +172,13 @@ static void t_readdirplus(void *inst, fring_req *r, const struct fring_read_args
 {
 	struct fring_entry e = { .ino = 5, .attr = attr_of(5, S_IFREG | 0600) };
 
-	cr_assert_eq(H->dir_add_plus(r, "f", 1, &e, 1), 1);
+	if (a->nodeid == 2) { /* ".." may be the root, "x" may not */
+		e.ino = 1;
+		cr_assert_eq(H->dir_add_plus(r, "..", 2, &e, 1), 1);
+		second_ret = H->dir_add_plus(r, "x", 1, &e, 2);
+	} else {
+		cr_assert_eq(H->dir_add_plus(r, "f", 1, &e, 1), 1);
+	}
 	first_ret = H->reply_dir(r);
 }
 
@@ -408,6 +418,28 @@ Test(dispatch, readdirplus_bytes)
 	cr_expect_eq(dp->dirent.ino, 5);
 	cr_expect_eq(dp->dirent.namelen, 1);
 	cr_expect_eq(dp->dirent.name[0], 'f');
+}
+
+/* Nodeid 1 is the root, which the kernel never looks up (entry_check.h). */
+Test(dispatch, entry_naming_the_root_gets_eio)
+{
+	struct fuse_read_in ri = { .size = 4096 };
+
+	run(FUSE_LOOKUP, 44, 1, NULL, 0, "root", NULL);
+	expect_header(-EIO, 44, 0);
+	cr_expect_eq(first_ret, -EINVAL);
+	cr_expect_eq(stat_sum()->misuse, 1);
+
+	nsends = 0;
+	run(FUSE_LOOKUP, 45, 3, NULL, 0, "..", NULL); /* NFS export asks this */
+	expect_header(0, 45, sizeof(struct fuse_entry_out));
+
+	nsends = 0;
+	run(FUSE_READDIRPLUS, 46, 2, &ri, sizeof(ri), NULL, NULL);
+	expect_header(-EIO, 46, 0);
+	cr_expect_eq(second_ret, -EINVAL);
+	cr_expect_eq(first_ret, -EINVAL);
+	cr_expect_eq(stat_sum()->misuse, 2);
 }
 
 Test(dispatch, xattr_probe_and_range)

@@ -1,6 +1,8 @@
 /*
  * Plugin loader: search order, the version handshake against the fixture
- * plugins in FRING_TEST_FIXTURE_DIR, load() once per .so, listing.
+ * plugins in FRING_TEST_FIXTURE_DIR, load() once per .so, listing, lookup
+ * by descriptor name, and plugins whose loading ends the process (each
+ * probed in a child: this test process must live through them).
  * Criterion forks per test, so loader state (load registry, cached dirs)
  * and the fixtures' load counters start fresh in every test.
  */
@@ -15,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "loader/loader.h"
+#include "loader/loader_internal.h"
 
 #define FX FRING_TEST_FIXTURE_DIR
 
@@ -151,7 +153,7 @@ Test(loader, find_does_not_load)
 	char *path = NULL, *err = NULL, *want = real(FX "/no_entry.so");
 
 	setenv("FRING_PLUGIN_PATH", FX, 1);
-	cr_assert_eq(fring_loader_find("no_entry", &path, &err), 0);
+	cr_assert_eq(fring_loader_find("no_entry", &host, &path, &err), 0);
 	cr_assert_str_eq(path, want);
 	cr_assert_null(err);
 	free(path);
@@ -356,36 +358,39 @@ struct seen {
 	int refused, not_elf, bad_magic;
 };
 
-static void list_ok(const struct fring_loaded_plugin *p, void *ud)
+static void count(const struct fring_plugin_entry *e, size_t n, struct seen *s)
 {
-	struct seen *s = ud;
+	for (size_t i = 0; i < n; i++) {
+		const char *err = e[i].err;
+		char *prefix = NULL;
 
-	s->good += !strcmp(p->desc.name, "good");
-	s->good_older += !strcmp(p->desc.name, "good_older");
-	s->create_fails += !strcmp(p->desc.name, "create_fails");
-}
-
-static void list_err(const char *path, const char *err, void *ud)
-{
-	struct seen *s = ud;
-	char *prefix = NULL;
-
-	if (strncmp(path, FX "/", strlen(FX "/")))
-		return; /* a real plugin dir may have its own broken files */
-	cr_assert_gt(asprintf(&prefix, "plugin '%s': ", path), 0);
-	cr_assert(strncmp(err, prefix, strlen(prefix)) == 0, "%s", err);
-	free(prefix);
-	s->refused++;
-	s->not_elf += strstr(err, "not a shared object") != NULL;
-	s->bad_magic += strstr(err, "bad magic") != NULL;
+		if (e[i].info) {
+			s->good += !strcmp(e[i].info->name, "good");
+			s->good_older += !strcmp(e[i].info->name, "good_older");
+			s->create_fails += !strcmp(e[i].info->name, "create_fails");
+			continue;
+		}
+		if (strncmp(e[i].file, FX "/", strlen(FX "/")))
+			continue; /* a real plugin dir may have its own broken files */
+		cr_assert_gt(asprintf(&prefix, "plugin '%s': ", e[i].file), 0);
+		cr_assert(strncmp(err, prefix, strlen(prefix)) == 0, "%s", err);
+		free(prefix);
+		s->refused++;
+		s->not_elf += strstr(err, "not a shared object") != NULL;
+		s->bad_magic += strstr(err, "bad magic") != NULL;
+	}
 }
 
 Test(loader, list_reports_good_and_bad)
 {
+	struct fring_plugin_entry *e;
 	struct seen s = { 0 };
+	size_t n;
 
 	setenv("FRING_PLUGIN_PATH", FX, 1);
-	fring_loader_list(&host, list_ok, list_err, &s);
+	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	count(e, n, &s);
+	fring_loader_list_free(e, n);
 	cr_assert_eq(s.good, 1);
 	cr_assert_eq(s.good_older, 1);
 	cr_assert_eq(s.create_fails, 1);
@@ -398,14 +403,229 @@ Test(loader, list_reports_good_and_bad)
 
 Test(loader, list_first_name_wins, .fini = remove_shadow)
 {
+	struct fring_plugin_entry *e;
 	struct seen s = { 0 };
 	char path[PATH_MAX * 2];
+	size_t n;
 
 	make_shadow();
 	snprintf(path, sizeof(path), "%s:%s", shadow, FX);
 	setenv("FRING_PLUGIN_PATH", path, 1);
-	fring_loader_list(&host, list_ok, NULL, &s);
+	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	count(e, n, &s);
+	fring_loader_list_free(e, n);
 	/* shadow/good.so (really good_older) hides FX/good.so */
 	cr_assert_eq(s.good, 0);
 	cr_assert_eq(s.good_older, 2);
+}
+
+/* ---- plugins that end whoever loads them: only the probe's child ---- */
+
+static void expect_unloadable(const char *file, int rc, const char *why)
+{
+	struct fring_loaded_plugin *p = (void *)1;
+	char path[PATH_MAX], want[PATH_MAX * 2], *err = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", FX, file);
+	snprintf(want, sizeof(want), "plugin '%s': %s", path, why);
+	cr_assert_eq(fring_loader_open(path, &host, &p, &err), rc, "%s",
+		     err ? err : "(no message)");
+	cr_assert_null(p);
+	cr_assert_str_eq(err, want);
+	free(err);
+}
+
+Test(loader, crashing_constructor_is_an_error)
+{
+	expect_unloadable("crash/crash_ctor.so", -ENOEXEC,
+			  "loading it killed the process (SIGSEGV)");
+}
+
+Test(loader, exiting_constructor_is_an_error)
+{
+	expect_unloadable("exit/exit_ctor.so", -ENOEXEC,
+			  "loading it ended the process (exit status 3)");
+}
+
+Test(loader, hanging_constructor_is_killed)
+{
+	fring_loader_probe_timeout_ms = 300;
+	expect_unloadable("hang/hang_ctor.so", -ETIMEDOUT,
+			  "loading it did not finish within 300 ms (killed; a "
+			  "constructor or load() that hangs?)");
+}
+
+Test(loader, crash_by_name_is_named_as_given)
+{
+	struct fring_loaded_plugin *p = NULL;
+	char *err = NULL;
+
+	setenv("FRING_PLUGIN_PATH", FX "/crash", 1);
+	cr_assert_eq(fring_loader_open("crash_ctor", &host, &p, &err), -ENOEXEC);
+	cr_assert_str_eq(err, "plugin 'crash_ctor': loading it killed the "
+			      "process (SIGSEGV)");
+	free(err);
+}
+
+Test(loader, list_survives_unloadable_plugins)
+{
+	struct fring_plugin_entry *e;
+	size_t n, bad = 0, good = 0;
+
+	setenv("FRING_PLUGIN_PATH", FX "/crash:" FX "/exit:" FX, 1);
+	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (strstr(e[i].file, "_ctor.so")) {
+			cr_assert_null(e[i].info);
+			cr_assert_not_null(strstr(e[i].err, "loading it "), "%s",
+					   e[i].err);
+			bad++;
+		}
+		good += e[i].info && !strcmp(e[i].info->name, "good");
+	}
+	fring_loader_list_free(e, n);
+	cr_assert_eq(bad, 2);
+	cr_assert_eq(good, 1);
+}
+
+Test(loader, probe_does_not_load_here)
+{
+	const struct fring_plugin_info *info;
+	char *err = NULL, *path = real(FX "/good.so");
+
+	cr_assert_eq(fring_loader_probe("good", path, &host, &info, &err), 0,
+		     "%s", err);
+	cr_assert_str_eq(info->name, "good");
+	cr_assert_str_eq(info->config_help, "none: this fixture takes no options");
+	cr_assert_eq(info->abi_major, FRING_ABI_MAJOR);
+	/* RTLD_NOLOAD: still not in this process */
+	cr_assert_null(dlopen(path, RTLD_NOW | RTLD_NOLOAD));
+	free(path);
+}
+
+/* ---- names: the file's, and the descriptor's ---- */
+
+static char names_dir[] = "/tmp/fring-names-XXXXXX";
+
+/* A copy (not a link: a distinct file) of fixture `from` as names_dir/to. */
+static void copy_fixture(const char *from, const char *to)
+{
+	char src[PATH_MAX], dst[PATH_MAX], buf[65536];
+	FILE *in, *out;
+	size_t n;
+
+	snprintf(src, sizeof(src), "%s/%s", FX, from);
+	snprintf(dst, sizeof(dst), "%s/%s", names_dir, to);
+	in = fopen(src, "rb");
+	out = fopen(dst, "wb");
+	cr_assert(in && out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		cr_assert_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	fclose(out);
+}
+
+static void make_names(void)
+{
+	cr_assert_not_null(mkdtemp(names_dir));
+	setenv("FRING_PLUGIN_PATH", names_dir, 1);
+}
+
+static void remove_names(void)
+{
+	char cmd[PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", names_dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static void expect_find(const char *name, const char *file)
+{
+	char *path = NULL, *err = NULL, want[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%s/%s", names_dir, file);
+	cr_assert_eq(fring_loader_find(name, &host, &path, &err), 0, "%s: %s",
+		     name, err);
+	cr_assert_str_eq(path, want);
+	free(path);
+}
+
+Test(loader, found_by_descriptor_name_and_file_name, .init = make_names,
+     .fini = remove_names)
+{
+	struct fring_loaded_plugin *p = NULL;
+	char *err = NULL;
+
+	copy_fixture("good.so", "libgood-plugin.so");
+	expect_find("good", "libgood-plugin.so");
+	expect_find("libgood-plugin", "libgood-plugin.so");
+	cr_assert_eq(fring_loader_open("good", &host, &p, &err), 0, "%s", err);
+	cr_assert_str_eq(p->desc.name, "good");
+	drop(p);
+}
+
+static void expect_ambiguous(const char *name, const char *a, const char *b)
+{
+	char *path = NULL, *err = NULL, want[PATH_MAX * 3];
+
+	snprintf(want, sizeof(want), "plugin '%s': ambiguous: %s/%s and %s/%s "
+		 "both answer to that name (rename one, or give the path of "
+		 "the one you mean)", name, names_dir, a, names_dir, b);
+	cr_assert_eq(fring_loader_find(name, &host, &path, &err), -EINVAL);
+	cr_assert_null(path);
+	cr_assert_str_eq(err, want);
+	free(err);
+}
+
+Test(loader, one_name_two_plugins_is_an_error, .init = make_names,
+     .fini = remove_names)
+{
+	copy_fixture("good.so", "a.so");
+	copy_fixture("good.so", "b.so");
+	expect_ambiguous("good", "a.so", "b.so");
+	/* each still answers to its own file name */
+	expect_find("b", "b.so");
+}
+
+Test(loader, file_name_and_descriptor_name_clash, .init = make_names,
+     .fini = remove_names)
+{
+	struct fring_plugin_entry *e;
+	size_t n;
+
+	copy_fixture("good.so", "x.so");         /* descriptor "good" */
+	copy_fixture("good_older.so", "good.so"); /* file "good" */
+	expect_ambiguous("good", "good.so", "x.so");
+	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	/* names_dir comes first, sorted: good.so, x.so */
+	cr_assert_geq(n, 2);
+	cr_assert(strstr(e[0].file, "/good.so") && strstr(e[1].file, "/x.so"));
+	cr_assert_str_eq(fring_loader_shared_name(&e[0], &e[1]), "good");
+	cr_assert_null(fring_loader_shared_name(&e[0], &e[0]));
+	fring_loader_list_free(e, n);
+}
+
+Test(loader, links_to_one_file_are_one_plugin, .init = make_names,
+     .fini = remove_names)
+{
+	char link[PATH_MAX];
+
+	copy_fixture("good.so", "a.so");
+	snprintf(link, sizeof(link), "%s/b.so", names_dir);
+	cr_assert_eq(symlink("a.so", link), 0);
+	expect_find("good", "a.so");
+}
+
+Test(loader, not_found_mentions_what_could_not_be_asked)
+{
+	char *path = NULL, *err = NULL;
+
+	setenv("FRING_PLUGIN_PATH", FX "/crash", 1);
+	cr_assert_eq(fring_loader_find("nosuch", &host, &path, &err), -ENOENT);
+	cr_assert(strstr(err, "plugin 'nosuch': not found (searched "
+			      "FRING_PLUGIN_PATH=" FX "/crash, ") == err, "%s", err);
+	cr_assert_not_null(strstr(err, "; 1 plugin file there could not be "
+				       "loaded to read its name (fring plugins "
+				       "says why)"), "%s", err);
+	free(err);
 }

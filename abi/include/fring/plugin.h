@@ -1,5 +1,5 @@
 /*
- * fring plugin ABI, version 1.3 (abi/CHANGELOG.md lists what each minor added).
+ * fring plugin ABI, version 1.4 (abi/CHANGELOG.md lists what each minor added).
  *
  * A plugin is a shared object that exports exactly one symbol,
  * fring_plugin_entry_v1 (FRING_PLUGIN_ENTRY_SYMBOL). The host dlopen()s it,
@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 3
+#define FRING_ABI_MINOR 4
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -663,6 +663,15 @@ struct fring_fs_ops {
  * Plugin descriptor (plugin -> host), returned by the entry point.
  * ------------------------------------------------------------------- */
 
+/* fring_plugin.features (ABI 1.4): what the plugin declares about itself.
+ *
+ * CHECKS_PERMISSIONS: the plugin checks every caller's permissions itself
+ * (req_ctx uid/gid). Without it, a mount with allow_other gets
+ * default_permissions from the host, so that the kernel checks mode bits:
+ * otherwise every local user could do whatever the server's own uid may
+ * (the mount option trust_plugin_permissions turns that off explicitly). */
+#define FRING_FEATURE_CHECKS_PERMISSIONS (1ull << 0)
+
 struct fring_plugin {
 	/* Header: stamped by FRING_PLUGIN_DEFINE, never typed by authors. */
 	uint32_t size;
@@ -698,6 +707,10 @@ struct fring_plugin {
 	void (*unload)(void);
 
 	const struct fring_fs_ops *ops;
+
+	/* ---- ABI 1.4 ---- FRING_FEATURE_* bits (a mount refuses unknown
+	 * ones); `flags` above stays reserved and 0. */
+	uint64_t features;
 };
 
 /* The one exported symbol. */

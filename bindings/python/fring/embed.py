@@ -64,6 +64,54 @@ def _check(ret, errp, what):
     return ret
 
 
+def _bad(what, value):
+    return Error(_errno.EINVAL, "%s: expected %s, got %r" % (what[0], what[1], value))
+
+
+def _cstr(keep, value, what):
+    """A str, bytes or path as a C string, kept alive in keep."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        value = os.fsencode(value)
+    if not isinstance(value, bytes) or b"\0" in value:
+        raise _bad((what, "a string without NUL bytes"), value)
+    b = ffi.new("char[]", value)
+    keep.append(b)
+    return b
+
+
+def _pairs(options):
+    """Plugin options as (key, value) pairs: a dict, or pairs already."""
+    if options is None:
+        return []
+    if isinstance(options, dict):
+        return list(options.items())
+    what = ("options", "a dict or (key, value) pairs")
+    if isinstance(options, (str, bytes)):
+        raise _bad(what, options)
+    try:
+        pairs = list(options)
+    except TypeError:
+        raise _bad(what, options) from None
+    if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise _bad(what, options)
+    return pairs
+
+
+def _names(mount_options):
+    """Mount options as a list of names: a list, or "a,b" as with -O."""
+    if mount_options is None:
+        return []
+    if isinstance(mount_options, (str, bytes)):
+        sep = "," if isinstance(mount_options, str) else b","
+        return [o for o in mount_options.split(sep) if o]
+    try:
+        return list(mount_options)
+    except TypeError:
+        raise _bad(("mount_options", "a list of strings"), mount_options) from None
+
+
 def version():
     """fring's product version, e.g. "0.1.0"."""
     return ffi.string(lib.fring_version()).decode()
@@ -81,34 +129,38 @@ class Runtime:
 
     def add_yaml(self, path):
         """Validate a YAML file and add each of its mounts."""
+        keep = []
         errp = ffi.new("char **")
-        _check(lib.fring_runtime_add_yaml(self._rt, os.fsencode(path), errp),
-               errp, "add_yaml")
+        _check(lib.fring_runtime_add_yaml(self._rt, _cstr(keep, path, "path"),
+                                          errp), errp, "add_yaml")
 
     def add_mount(self, mountpoint, plugin, options=None, mount_options=(),
                   transport=None):
-        """Add one mount: plugin by name or path, options a dict of plugin
-        options, mount_options e.g. ["default_permissions"], transport
-        "auto" (None), "uring" or "devfuse"."""
+        """Add one mount: plugin by name or path, options a dict (or a list
+        of (key, value) pairs, where a key may repeat) of plugin options,
+        mount_options a list of strings (or one comma-separated string, as
+        `fring mount -O`) e.g. ["default_permissions"], transport "auto"
+        (None), "uring" or "devfuse". Arguments of the wrong type raise
+        fring.Error (EINVAL) like every other refusal."""
         keep = []
-
-        def c(s):
-            b = ffi.new("char[]", s.encode() if isinstance(s, str) else s)
-            keep.append(b)
-            return b
-        opts = list((options or {}).items())
+        opts = _pairs(options)
+        mopts = _names(mount_options)
         kv = ffi.new("struct fring_kv[]", max(len(opts), 1))
         for i, (k, v) in enumerate(opts):
-            kv[i].key, kv[i].value = c(k), c(str(v))
-        mo = ffi.new("struct fring_kv[]", max(len(mount_options), 1))
-        for i, k in enumerate(mount_options):
-            mo[i].key, mo[i].value = c(k), ffi.NULL
+            kv[i].key = _cstr(keep, k, "option name")
+            kv[i].value = _cstr(keep, v if isinstance(v, (str, bytes)) else str(v),
+                                "option value")
+        mo = ffi.new("struct fring_kv[]", max(len(mopts), 1))
+        for i, k in enumerate(mopts):
+            mo[i].key, mo[i].value = _cstr(keep, k, "mount option"), ffi.NULL
         spec = ffi.new("struct fring_mount_spec *")
         spec.size = ffi.sizeof("struct fring_mount_spec")
-        spec.mountpoint, spec.plugin = c(mountpoint), c(plugin)
+        spec.mountpoint = _cstr(keep, mountpoint, "mountpoint")
+        spec.plugin = _cstr(keep, plugin, "plugin")
         spec.nr_options, spec.options = len(opts), kv
-        spec.nr_mount_options, spec.mount_options = len(mount_options), mo
-        spec.transport_mode = c(transport) if transport else ffi.NULL
+        spec.nr_mount_options, spec.mount_options = len(mopts), mo
+        spec.transport_mode = (ffi.NULL if transport is None
+                               else _cstr(keep, transport, "transport"))
         errp = ffi.new("char **")
         _check(lib.fring_runtime_add_mount(self._rt, spec, errp), errp, "add_mount")
 

@@ -10,7 +10,7 @@ inode 1 is the root). Each returns its answer or raises OSError(errno):
     getattr(ino)                    -> Attr
     open(ino, flags)                -> fh (int), or None for 0
     read(ino, fh, offset, size)     -> bytes (at most size)
-    write(ino, fh, offset, data)    -> bytes written (int)
+    write(ino, fh, offset, data)    -> bytes written (int, at most len(data))
     release(ino, fh)                -> None
     readdir(ino)                    -> list of (name, ino, mode) without . and ..
     forget(ino, nlookup)            -> None (no reply)
@@ -20,7 +20,11 @@ can). Attributes are cached by the kernel for `attr_timeout` seconds (a
 class attribute, default 1.0), names for `entry_timeout`. Calls are
 serialised (one at a time, under the GIL); any other exception (SystemExit
 included) or a wrong return type is logged with its traceback and answers
-EIO.
+EIO. An answer the kernel cannot be given (an OSError whose errno is not
+1..511, a read longer than size, a write count over len(data)) answers EIO
+and is logged once per mount and kind (each distinct errno once). readdir
+is called once per pass over an open directory (opendir or rewinddir);
+the kernel's later chunks are served from that listing.
 """
 import errno
 import importlib.util
@@ -48,16 +52,35 @@ _mounts = {}     # handle -> _Mount (keeps handles and objects alive)
 _keep = []       # C memory the host keeps pointers to
 
 
+# errnos the kernel accepts in a reply: 1..511 (its FUSE_ERRNO_LIMIT).
+ERRNO_LIMIT = 512
+
+
 class _Mount:
     def __init__(self, m):
         self.m = m
         self.options = {}
         self.fs = None
+        self.dirs = {}      # open directory fh -> its listing, None: not read
+        self.next_dir = 0
+        self.warned = set()  # what _warn_once logged already
+
+
+class _BadAnswer(Exception):
+    """A method answered something the kernel cannot be given: (kind, what)."""
 
 
 def _log(m, level, text):
     if host is not None:
         host.log(m, level, text.encode(errors="replace"))
+
+
+def _warn_once(mnt, key, text):
+    """Log once per mount and key: a time-based rate limit would swallow a
+    different problem (another errno) that follows within its window."""
+    if key not in mnt.warned:
+        mnt.warned.add(key)
+        _log(mnt.m, lib.FRING_LOG_ERROR, text)
 
 
 def _mount(inst):
@@ -83,7 +106,17 @@ def _answer(mnt, r, opname, fn):
     try:
         fn()
     except OSError as e:
-        host.reply_err(r, -(e.errno or errno.EIO))
+        code = e.errno
+        if not isinstance(code, int) or not 0 < code < ERRNO_LIMIT:
+            _warn_once(mnt, ("errno", repr(code)),
+                       "python: %s raised OSError with errno %r, not an errno "
+                       "(1..%d); answered EIO" % (opname, code, ERRNO_LIMIT - 1))
+            code = errno.EIO
+        host.reply_err(r, -code)
+    except _BadAnswer as e:
+        _warn_once(mnt, (opname, e.args[0]),
+                   "python: %s %s; answered EIO" % (opname, e.args[1]))
+        host.reply_err(r, -errno.EIO)
     except BaseException:
         # SystemExit and KeyboardInterrupt too: an unanswered request would
         # leave its caller waiting in the kernel.
@@ -111,7 +144,7 @@ def _bind(ffi_, lib_):
         ops = ffi.new("struct fring_fs_ops *")
         ops.size = ffi.sizeof("struct fring_fs_ops")
         for op in ("lookup", "forget", "getattr", "open", "read", "write",
-                   "release", "readdir"):
+                   "release", "opendir", "readdir", "releasedir"):
             setattr(ops, op, getattr(lib, "fring_py_" + op))
         p = ffi.new("struct fring_plugin *")
         strings = [ffi.new("char[]", s) for s in (
@@ -235,7 +268,10 @@ def _bind(ffi_, lib_):
                 if not isinstance(data, (bytes, bytearray, memoryview)):
                     raise TypeError("read must return bytes, not %s"
                                     % type(data).__name__)
-                data = bytes(data)[:a.len]
+                data = bytes(data)
+                if len(data) > a.len:
+                    raise _BadAnswer("long", "returned %d bytes, more than the "
+                                     "%d asked for" % (len(data), a.len))
                 host.reply_data(r, ffi.from_buffer(data), len(data))
         _answer(mnt, r, "read", go)
 
@@ -247,7 +283,10 @@ def _bind(ffi_, lib_):
             fn = _method(mnt, r, "write")
             if fn:
                 n = fn(a.nodeid, a.fh, a.offset, ffi.buffer(a.data, a.len)[:])
-                host.reply_write(r, min(int(n), a.len))
+                if not isinstance(n, int) or not 0 <= n <= a.len:
+                    raise _BadAnswer("count", "returned %r for %d bytes (an int "
+                                     "0..%d)" % (n, a.len, a.len))
+                host.reply_write(r, n)
         _answer(mnt, r, "write", go)
 
     @ffi.def_extern()
@@ -262,6 +301,18 @@ def _bind(ffi_, lib_):
         _answer(mnt, r, "release", go)
 
     @ffi.def_extern()
+    def fring_py_opendir(inst, r, a):
+        mnt = _mount(inst)
+
+        def go():
+            mnt.next_dir += 1
+            mnt.dirs[mnt.next_dir] = None
+            o = ffi.new("struct fring_open_out *")
+            o.fh = mnt.next_dir
+            host.reply_open(r, o)
+        _answer(mnt, r, "opendir", go)
+
+    @ffi.def_extern()
     def fring_py_readdir(inst, r, a):
         mnt = _mount(inst)
 
@@ -269,8 +320,16 @@ def _bind(ffi_, lib_):
             fn = _method(mnt, r, "readdir")
             if not fn:
                 return
-            ents = [(".", a.nodeid, stat.S_IFDIR), ("..", a.nodeid, stat.S_IFDIR)]
-            ents += list(fn(a.nodeid))
+            # One listing per pass over the open directory (offset 0: opendir
+            # or rewinddir), kept for the kernel's later chunks: built per
+            # chunk, a listing of n entries cost n * n / chunk.
+            ents = mnt.dirs.get(a.fh) if a.offset else None
+            if ents is None:
+                ents = [(".", a.nodeid, stat.S_IFDIR),
+                        ("..", a.nodeid, stat.S_IFDIR)]
+                ents += list(fn(a.nodeid))
+                if a.fh in mnt.dirs:
+                    mnt.dirs[a.fh] = ents
             # offset: the next_off (index + 1) of the last entry the kernel got
             for i in range(a.offset, len(ents)):
                 name, ino, mode = ents[i]
@@ -279,3 +338,12 @@ def _bind(ffi_, lib_):
                     break
             host.reply_dir(r)
         _answer(mnt, r, "readdir", go)
+
+    @ffi.def_extern()
+    def fring_py_releasedir(inst, r, a):
+        mnt = _mount(inst)
+
+        def go():
+            mnt.dirs.pop(a.fh, None)
+            host.reply_err(r, 0)
+        _answer(mnt, r, "releasedir", go)

@@ -45,16 +45,18 @@ mod tests {
         assert_eq!(offset_of!(fring_host_api, reply_err), 72);
         assert_eq!(offset_of!(fring_host_api, backing_open), 232);
         assert_eq!(size_of::<fring_fs_ops>(), 312);
-        assert_eq!(size_of::<fring_plugin>(), 120);
+        assert_eq!(size_of::<fring_plugin>(), 128);
         assert_eq!(offset_of!(fring_plugin, ops), 112);
+        assert_eq!(offset_of!(fring_plugin, features), 120);
     }
 
     #[test]
     fn constants_come_from_the_header() {
         assert_eq!(FRING_ABI_MAJOR, 1);
-        assert!(FRING_ABI_MINOR >= 3);
+        assert!(FRING_ABI_MINOR >= 4);
         assert_eq!(FRING_PLUGIN_MAGIC, 0x474e5246);
         assert_eq!(FRING_CAP_PASSTHROUGH, 1u64 << 37);
+        assert_eq!(FRING_FEATURE_CHECKS_PERMISSIONS as u64, 1); // for features
         assert_eq!(entry_symbol(), "fring_plugin_entry_v1");
     }
 
