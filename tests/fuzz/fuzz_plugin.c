@@ -268,6 +268,9 @@ static void dir_names(fring_req *r, const struct fring_decoded *d)
 	static const uint32_t lens[] = { 0, 1, 255, 1024, 1025, 1501, 1601, 4000 };
 	struct fring_entry e = { .ino = knob, .attr = { .mode = (uint32_t)knob << 12 } };
 	int32_t ret = 0;
+	/* A READDIRPLUS entry naming nodeid 1 (the root) for a child: the
+	 * host refuses the whole listing (EIO at reply_dir). */
+	int root_child = d->opcode == FUSE_READDIRPLUS && knob == FUSE_ROOT_ID;
 
 	for (unsigned i = 0; i < 8; i++) {
 		uint32_t n = lens[(knob + i) % 8];
@@ -282,6 +285,12 @@ static void dir_names(fring_req *r, const struct fring_decoded *d)
 			return;
 		}
 		FUZZ_ASSERT(ret >= -EINVAL && ret <= 1, "dir_add: %d", ret);
+	}
+	if (root_child) {
+		ret = H->reply_dir(r);
+		FUZZ_ASSERT(ret == -EINVAL, "reply_dir after a root entry: %d", ret);
+		expect(-EIO);
+		return;
 	}
 	ok(H->reply_dir(r), "reply_dir");
 }
