@@ -86,7 +86,8 @@ int uring_budget_check(uint32_t qids, uint32_t depth, uint32_t payload_sz,
 	    rl.rlim_cur != RLIM_INFINITY && pinned > rl.rlim_cur) {
 		human(rl.rlim_cur, have, sizeof(have));
 		if (pool_bufs)
-			snprintf(each, sizeof(each), "a %u-buffer pool", pool_bufs);
+			snprintf(each, sizeof(each), "a pool of %u x %u KiB",
+				 pool_bufs, payload_sz >> 10);
 		else
 			snprintf(each, sizeof(each), "%u entries x %u KiB", depth,
 				 (payload_sz + FRING_URING_HEADER_SZ) >> 10);
