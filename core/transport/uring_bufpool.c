@@ -167,6 +167,10 @@ static int prep_add(struct uring_thread *t, uint32_t i, uint32_t cmd_op)
 			sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
 			sqe->buf_index = q->buf_base;
 		}
+		/* Test-only: reserved must be 0, so the kernel refuses it. */
+		if (t->u->test_fault && !strcmp(t->u->test_fault, "addpool") &&
+		    q->qid == 0)
+			req->bufpool.reserved = 1;
 	}
 	return 0;
 }
@@ -330,10 +334,11 @@ void uring_pool_release(struct uring_ent *e)
 	e->q->pool_busy--;
 }
 
-/* Test-only (FRING_TEST_FIXED_FAULT=commit|register): the first such
- * command of qid 0 carries the wrong buf_index (commit) or no
- * IORING_URING_CMD_FIXED (register), to show the kernel's refusal and how
- * fring survives it (tests/vm). */
+/* Test-only (FRING_TEST_FIXED_FAULT=commit|register|addpool): the first
+ * such command of qid 0 carries the wrong buf_index (commit) or no
+ * IORING_URING_CMD_FIXED (register), or its ADD_BUFPOOL a nonzero reserved
+ * field (addpool, in prep_add), to show the kernel's refusal and how fring
+ * survives it (tests/vm). */
 static void test_fault(struct uring_ent *e, struct io_uring_sqe *sqe)
 {
 	static int fired;

@@ -334,6 +334,30 @@ def test_register_without_the_flag_falls_back_to_devfuse(spawn, tmpdirs):
     assert re.search(r"uring: 0 requests over the ring", log), log
 
 
+def test_refused_add_bufpool_falls_back_to_per_entry_buffers(spawn, tmpdirs):
+    """FRING_TEST_FIXED_FAULT=addpool: qid 0's ADD_BUFPOOL is refused
+    (-EINVAL). That queue registers per-entry buffers carved from its pool
+    (as many entries as buffers); the other keeps its pool; io_uring stays."""
+    os.environ["FRING_TEST_FIXED_FAULT"] = "addpool"
+    try:
+        mp, f = serve(spawn, tmpdirs, "{ mode: uring, queue_depth: 8, "
+                      "bufpool: { size: 4MiB } }")
+    finally:
+        os.environ.pop("FRING_TEST_FIXED_FAULT")
+    data = os.urandom(3 * MIB + 1)
+    for cpu in sorted(os.sched_getaffinity(0)):  # reach both queues
+        os.sched_setaffinity(0, {cpu})
+        got = rw(os.path.join(mp, "c%d" % cpu), data, True)
+        assert sha(got) == sha(data)
+    os.sched_setaffinity(0, set(range(os.cpu_count())))
+    log = stop_clean(f, mp)
+    assert re.search(r"qid 0: ADD_BUFPOOL failed: Invalid argument; serving it "
+                     r"with 4 per-entry buffers from its pool instead", log), log
+    m = re.search(r"uring: (\d+) requests over the ring \(qid 0: (\d+), "
+                  r"qid 1: (\d+)\)", log)
+    assert m and int(m.group(2)) > 0 and int(m.group(3)) > 0, log
+
+
 # ---- stopping and killing with buffers lent ----
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill9"])
