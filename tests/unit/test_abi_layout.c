@@ -1,5 +1,5 @@
 /*
- * Frozen layout of the plugin ABI 1.4 (LP64). A failure here means an
+ * Frozen layout of the plugin ABI 1.5 (LP64). A failure here means an
  * accidental ABI break: structs may only grow at the end, with a minor bump
  * (abi/CHANGELOG.md), and existing offsets never move.
  */

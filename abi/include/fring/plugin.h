@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 4
+#define FRING_ABI_MINOR 5
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -108,6 +108,19 @@ struct fring_entry {
  * the backing file fring_open_out.backing_id names (FOPEN_PASSTHROUGH;
  * needs FRING_CAP_PASSTHROUGH and host backing_open). */
 #define FRING_FOPEN_PASSTHROUGH (1u << 7)
+/* ABI 1.5: opt this open file in to io_uring zero-copy (Linux 7.3,
+ * FOPEN_IO_URING_ZERO_COPY). The kernel may then hand a READ or WRITE of
+ * this file to the server without copying its data: the client's pages
+ * sit in a slot of the queue's ring, where only req_read_fd and
+ * req_write_fd can reach them. A plugin that sets it must answer READ and
+ * WRITE on this open file through those two (or with an error): on a
+ * zero-copied WRITE fring_write_args.data is NULL, and reply_data with
+ * bytes to a zero-copied READ, or reply_write with a count > 0 to a
+ * zero-copied WRITE, gets -EINVAL and the caller EIO (logged, rate
+ * limited). The host clears the flag unless the mount serves zero-copy
+ * (transport.zero_copy; README "Zero-copy"), so setting it is always
+ * safe; it is ignored on /dev/fuse and on kernels before 7.3. */
+#define FRING_FOPEN_IO_URING_ZERO_COPY (1u << 8)
 
 /* Result of OPEN/OPENDIR/CREATE. Maps to struct fuse_open_out. fh is an
  * opaque handle the kernel echoes in later requests on this open file. */
