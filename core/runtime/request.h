@@ -1,8 +1,9 @@
 /*
- * One in-flight FUSE request (the object behind the ABI's opaque fring_req)
- * and the transport-independent reply machinery: exactly-once reply state,
- * out-header + body iovecs handed to the transport's send function, and the
- * in-flight table INTERRUPT looks requests up in.
+ * One in-flight FUSE request (the object behind the ABI's opaque fring_req):
+ * its lifetime, the exactly-once reply state and the plugin-facing handles.
+ * The in-flight table INTERRUPT looks requests up in is inflight.h; the
+ * reply path (out-header + body iovecs handed to the transport's send
+ * function) is reply.h. Both are included here for the request's users.
  *
  * A transport embeds a struct fring_req in its own per-request object, fills
  * send/release/tdata/fd with fring_req_init, and hands it to dispatch. The
@@ -13,7 +14,6 @@
 #ifndef FRING_REQUEST_H
 #define FRING_REQUEST_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +22,8 @@
 #include <fring/plugin.h>
 
 #include "../proto/proto.h"
+#include "inflight.h"
+#include "reply.h"
 
 struct fring_dispatch;
 
@@ -113,35 +115,6 @@ struct fring_req {
 	int dir_refused; /* an entry was refused (entry_check.h): reply EIO */
 };
 
-/* In-flight table: requests awaiting a reply, by unique. Striped locks so
- * workers rarely contend. An INTERRUPT can overtake its target when another
- * worker read the target but has not entered it yet; such interrupts wait
- * in `pending` (a short list, entries expire) for the target to arrive. */
-#define FRING_INFLIGHT_BUCKETS 64
-#define FRING_PENDING_INTERRUPTS 32
-struct fring_inflight {
-	struct {
-		pthread_mutex_t lock;
-		struct fring_req *head;
-	} __attribute__((aligned(64))) b[FRING_INFLIGHT_BUCKETS]; /* a line each */
-	pthread_mutex_t pending_lock;
-	atomic_int npending;
-	struct {
-		uint64_t unique;
-		int64_t when_ms; /* 0: free slot */
-	} pending[FRING_PENDING_INTERRUPTS];
-};
-
-void fring_inflight_init(struct fring_inflight *t);
-void fring_inflight_destroy(struct fring_inflight *t);
-/* Set the interrupted flag of the request `unique`: 0 if it is in the
- * table, else 1 (remembered briefly in case the target is about to be
- * entered; if it was answered already, the entry just expires). */
-int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique);
-/* Remove and return any one request still in the table, or NULL (for the
- * teardown of requests a plugin never answered). */
-struct fring_req *fring_inflight_pop(struct fring_inflight *t);
-
 void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 		    fring_send_fn send, fring_release_fn release, void *tdata,
 		    int fd, uint32_t queue);
@@ -168,20 +141,11 @@ int fring_req_claim(fring_req *h);
 void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
 		      unsigned waited_ms);
 
-/* Send a claimed request's reply: error (0 or -errno, already sane) and
- * body parts (ignored when error != 0), then finish it. Returns the
- * transport's result. */
-int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
-		   int nbody);
-
-/* Claim (through handle h) + send an error (sanitized). Returns -EALREADY
- * if already answered, else the send result. */
-int fring_req_reply_error(fring_req *h, int32_t neg_errno);
-
-/* A plugin bug: wrong reply kind or bad value. Claims (through handle h),
- * logs (rate limited), sends EIO. Returns -EINVAL, or -EALREADY if already
- * answered. */
-int fring_req_reply_misuse(fring_req *h, const char *what);
+/* After the reply or drop: leave the table, free the dir buffer, give the
+ * memory back to the transport. Nothing may touch r afterwards. For the
+ * reply path (reply.c); everyone else finishes through fring_req_send,
+ * fring_req_drop or fring_req_abandon. */
+void fring_req_finish(struct fring_req *r);
 
 /* Finish a request that gets no reply (FORGET, INTERRUPT, NOTIFY_REPLY). */
 void fring_req_drop(struct fring_req *r);
@@ -189,13 +153,5 @@ void fring_req_drop(struct fring_req *r);
 /* Release a request popped from the in-flight table without replying
  * (teardown of requests the plugin never answered). */
 void fring_req_abandon(struct fring_req *r);
-
-/* req_read_fd / req_write_fd without a transport hook, on a claimed
- * request: pread up to len bytes of fd at off and reply them (short at EOF,
- * the errno if nothing was read); pwrite the WRITE's data and reply the
- * count (partial if an error came after some bytes). */
-void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off,
-			    uint32_t len);
-void fring_req_write_fd_sync(struct fring_req *r, int fd, uint64_t off);
 
 #endif /* FRING_REQUEST_H */

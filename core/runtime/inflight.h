@@ -1,0 +1,59 @@
+/*
+ * The in-flight table, where an INTERRUPT (and the interrupt deadline,
+ * expiry.h) finds its target. Request lifetime (request.c) enters and
+ * removes requests; dispatch and the session's teardown use the rest.
+ */
+#ifndef FRING_INFLIGHT_H
+#define FRING_INFLIGHT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct fring_req;
+
+/* In-flight table: requests awaiting a reply, by unique. Striped locks so
+ * workers rarely contend. An INTERRUPT can overtake its target when another
+ * worker read the target but has not entered it yet; such interrupts wait
+ * in `pending` (a short list, entries expire) for the target to arrive. */
+#define FRING_INFLIGHT_BUCKETS 64
+#define FRING_PENDING_INTERRUPTS 32
+struct fring_inflight {
+	struct {
+		pthread_mutex_t lock;
+		struct fring_req *head;
+	} __attribute__((aligned(64))) b[FRING_INFLIGHT_BUCKETS]; /* a line each */
+	pthread_mutex_t pending_lock;
+	atomic_int npending;
+	struct {
+		uint64_t unique;
+		int64_t when_ms; /* 0: free slot */
+	} pending[FRING_PENDING_INTERRUPTS];
+};
+
+void fring_inflight_init(struct fring_inflight *t);
+void fring_inflight_destroy(struct fring_inflight *t);
+/* Set the interrupted flag of the request `unique`: 0 if it is in the
+ * table, else 1 (remembered briefly in case the target is about to be
+ * entered; if it was answered already, the entry just expires). */
+int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique);
+/* Remove and return any one request still in the table, or NULL (for the
+ * teardown of requests a plugin never answered). */
+struct fring_req *fring_inflight_pop(struct fring_inflight *t);
+
+/* Enter r (by r->unique) in the table / take it out again (no-op if it is
+ * not there). For request lifetime (fring_req_track, fring_req_finish). */
+void fring_inflight_add(struct fring_inflight *t, struct fring_req *r);
+void fring_inflight_del(struct fring_inflight *t, struct fring_req *r);
+/* After fring_inflight_add: if an INTERRUPT for r overtook it (waits in
+ * `pending`), take it and set r's interrupted flag. */
+void fring_inflight_take_pending(struct fring_inflight *t, struct fring_req *r);
+
+/* Lock the bucket of `unique` and return its request, or NULL; the bucket
+ * stays locked either way (r cannot leave the table meanwhile) until
+ * fring_inflight_unlock(t, unique). For the interrupt deadline's claim. */
+struct fring_req *fring_inflight_lock_find(struct fring_inflight *t,
+					   uint64_t unique);
+void fring_inflight_unlock(struct fring_inflight *t, uint64_t unique);
+
+#endif /* FRING_INFLIGHT_H */

@@ -1,0 +1,45 @@
+/*
+ * The transport-independent reply path: the out-header + body iovecs
+ * handed to the transport's send function, error sanitizing, and the
+ * synchronous data-path services. Each function here works on a request
+ * whose single reply is claimed (request.h) and finishes it.
+ */
+#ifndef FRING_REPLY_H
+#define FRING_REPLY_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <fring/plugin.h>
+
+struct fring_req;
+
+/* Send a claimed request's reply: error (0 or -errno, already sane) and
+ * body parts (ignored when error != 0), then finish it. Returns the
+ * transport's result. */
+int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
+		   int nbody);
+
+/* Hand the reply to the transport, without finishing r. For the interrupt
+ * deadline (fring_req_expire), which answers for the plugin and keeps r. */
+int fring_req_send_raw(struct fring_req *r, int32_t error,
+		       const struct iovec *body, int nbody);
+
+/* Claim (through handle h) + send an error (sanitized). Returns -EALREADY
+ * if already answered, else the send result. */
+int fring_req_reply_error(fring_req *h, int32_t neg_errno);
+
+/* A plugin bug: wrong reply kind or bad value. Claims (through handle h),
+ * logs (rate limited), sends EIO. Returns -EINVAL, or -EALREADY if already
+ * answered. */
+int fring_req_reply_misuse(fring_req *h, const char *what);
+
+/* req_read_fd / req_write_fd without a transport hook, on a claimed
+ * request: pread up to len bytes of fd at off and reply them (short at EOF,
+ * the errno if nothing was read); pwrite the WRITE's data and reply the
+ * count (partial if an error came after some bytes). */
+void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off,
+			    uint32_t len);
+void fring_req_write_fd_sync(struct fring_req *r, int fd, uint64_t off);
+
+#endif /* FRING_REPLY_H */
