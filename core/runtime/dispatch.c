@@ -187,6 +187,10 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 						      : FUSE_OPCODE_MAX]);
 
 	ret = fring_decode(in, arg, arglen, payload, paylen, &dx->conn, &r->d);
+	/* Zero-copied WRITE: paylen counts the client's pages, which are not
+	 * in memory the plugin can read (plugin.h: req_write_fd only). */
+	if (!ret && r->zero_copy && r->opcode == FUSE_WRITE)
+		r->d.a.write.data = NULL;
 
 	/* Requests the kernel expects no reply to. */
 	switch (r->opcode) {

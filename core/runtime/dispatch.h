@@ -32,6 +32,9 @@ struct fring_mount {
 	 * FUSE_PASSTHROUGH) is non-zero. */
 	int fuse_fd;
 	_Atomic int passthrough;
+	/* The rings serve zero-copy (set before the INIT reply): only then
+	 * does an open reply keep FOPEN_IO_URING_ZERO_COPY (host.c). */
+	_Atomic int zero_copy;
 };
 
 /* Per-mount counters: relaxed atomics, statistics but for `outstanding`

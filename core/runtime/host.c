@@ -168,6 +168,16 @@ static int32_t h_reply_entry(fring_req *h, const struct fring_entry *e)
 	return send1(h, &eo, sizeof(eo));
 }
 
+/* FOPEN_IO_URING_ZERO_COPY reaches the kernel only from a plugin that
+ * knows it (ABI 1.5) on a mount whose rings serve zero-copy. */
+static void open_filter(const struct fring_req *r, struct fuse_open_out *oo)
+{
+	if ((oo->open_flags & FOPEN_IO_URING_ZERO_COPY) &&
+	    (r->dx->desc->abi_minor < 5 ||
+	     !atomic_load_explicit(&r->dx->mount.zero_copy, memory_order_relaxed)))
+		oo->open_flags &= ~FOPEN_IO_URING_ZERO_COPY;
+}
+
 static int32_t h_reply_create(fring_req *h, const struct fring_entry *e,
 			      const struct fring_open_out *o)
 {
@@ -187,6 +197,7 @@ static int32_t h_reply_create(fring_req *h, const struct fring_entry *e,
 		return refuse_entry(h, why);
 	fring_encode_entry(e, &eo);
 	fring_encode_open(o, &oo);
+	open_filter(r, &oo);
 	iov[0] = (struct iovec){ &eo, sizeof(eo) };
 	iov[1] = (struct iovec){ &oo, sizeof(oo) };
 	ret = fring_req_claim(h);
@@ -244,6 +255,7 @@ static int32_t h_reply_open(fring_req *h, const struct fring_open_out *o)
 	if (!o)
 		return fring_req_reply_misuse(h, "reply_open(NULL)");
 	fring_encode_open(o, &oo);
+	open_filter(r, &oo);
 	return send1(h, &oo, sizeof(oo));
 }
 

@@ -29,7 +29,7 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 	unsigned gen = next_gen(GEN_OF(atomic_load_explicit(&r->state,
 							    memory_order_relaxed)));
 
-	memset(r, 0, sizeof(*r));
+	memset(r, 0, offsetof(struct fring_req, xrefs));
 	r->dx = dx;
 	r->send = send;
 	r->release = release;
@@ -108,12 +108,66 @@ void fring_req_finish(struct fring_req *r)
 		atomic_fetch_sub(&fring_stats_of(dx, queue)->outstanding, 1);
 }
 
+__thread const void *fring_req_thread;
+/* The request this thread's last claim took a reference on. */
+static __thread struct fring_req *held;
+
+int fring_req_xref_put(struct fring_req *r)
+{
+	if (held != r)
+		return 0;
+	held = NULL;
+	atomic_fetch_sub(&r->xrefs, 1);
+	return 1;
+}
+
+static int claim(fring_req *h);
+
 int fring_req_claim(fring_req *h)
+{
+	struct fring_req *r = fring_req_ptr(h);
+	int ret;
+
+	if (!r->owner || r->owner == fring_req_thread)
+		return claim(h);
+	/* Off the owner thread: hold a reference before looking, so that an
+	 * owner about to commit r sees us (request.h, "Owners"). */
+	fring_req_xref_put(held); /* a claim that never handed back */
+	atomic_fetch_add(&r->xrefs, 1);
+	held = r;
+	ret = claim(h);
+	if (ret)
+		fring_req_xref_put(r);
+	return ret;
+}
+
+int fring_req_claim_owner(fring_req *h)
+{
+	struct fring_req *r = fring_req_ptr(h);
+	uint32_t hgen = fring_req_hgen(h);
+	unsigned s = atomic_load_explicit(&r->state, memory_order_relaxed);
+
+	if (!r->owner || r->owner != fring_req_thread ||
+	    atomic_load_explicit(&r->xrefs, memory_order_relaxed) ||
+	    FRING_REQ_ST(s) != FRING_REQ_PENDING)
+		return fring_req_claim(h);
+	if (stale(r, hgen, s))
+		return -EALREADY;
+	/* Only the owner moves r out of PENDING without a reference: a plain
+	 * store. An off-thread claim that raced it has its reference seen
+	 * by the owner's check before the commit, past a system call. */
+	atomic_store_explicit(&r->state, WITH_ST(s, FRING_REQ_REPLIED),
+			      memory_order_relaxed);
+	return 0;
+}
+
+static int claim(fring_req *h)
 {
 	struct fring_req *r = fring_req_ptr(h);
 	uint32_t hgen = fring_req_hgen(h);
 	unsigned s = atomic_load(&r->state);
 
+	r->claim_rmw = 1;
 	/* Every CAS below compares the whole word, generation included: a
 	 * request recycled meanwhile fails it and is re-checked here. */
 	for (;;) {

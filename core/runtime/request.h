@@ -92,6 +92,10 @@ struct fring_req {
 	 * the runtime may answer for the plugin (interrupt deadline). */
 	int fd;
 	uint32_t queue;  /* worker / queue index, for req_ctx */
+	/* Zero-copied READ/WRITE (io_uring, Linux 7.3): the data sits in the
+	 * client's pages, reachable only by the transport's read_fd/write_fd
+	 * hooks. Set by the transport after fring_req_init. */
+	int zero_copy;
 
 	uint64_t unique;
 	uint64_t nodeid;
@@ -113,7 +117,34 @@ struct fring_req {
 	size_t dir_used, dir_cap;
 	int dir_malloced;
 	int dir_refused; /* an entry was refused (entry_check.h): reply EIO */
+
+	/* Owners (ring requests; NULL owner: any thread, no references).
+	 * The owning queue thread may claim with a plain store where the
+	 * transport allows it (fring_req_claim_owner); every other thread
+	 * holds a reference in xrefs from its claim until it hands the
+	 * request back (fring_req_xref_put), so the owner, before it commits
+	 * or frees, sees a caller still inside and waits for it. Not cleared
+	 * by fring_req_init: a late caller may still hold one. */
+	const void *owner;
+	int claim_rmw; /* the claim took an atomic read-modify-write (stats) */
+	atomic_int xrefs;
 };
+
+/* The transport identity of the calling thread (its queue thread object),
+ * compared with fring_req.owner. NULL on threads of no transport. */
+extern __thread const void *fring_req_thread;
+
+/* Drop the reference the calling thread's fring_req_claim took on r, if
+ * any (the thread's last claim was r and it was not r's owner). Returns 1
+ * if a reference was dropped. */
+int fring_req_xref_put(struct fring_req *r);
+
+/* Claim on the owner thread without an atomic read-modify-write. Only for
+ * a transport that (1) calls it on r's owner thread, (2) separates this
+ * claim from r's commit by a full barrier (a system call) and (3) checks
+ * xrefs before committing. Falls back to fring_req_claim otherwise.
+ * Same results as fring_req_claim. */
+int fring_req_claim_owner(fring_req *h);
 
 void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 		    fring_send_fn send, fring_release_fn release, void *tdata,

@@ -357,6 +357,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		.bufpool = s->transport.bufpool,
 		.bufpool_size = s->transport.bufpool_size,
 		.bufpool_registered = s->transport.bufpool_registered,
+		.zero_copy = s->transport.zero_copy,
 	};
 	ip.before_reply = fring_uring_init_hook;
 	ip.ud = &s->uo;

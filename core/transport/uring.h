@@ -54,6 +54,7 @@ struct fring_uring_params {
 	uint64_t bufpool_size;      /* bytes per qid, 0 = min(queue_depth, 8) buffers */
 	int bufpool_registered;     /* tell the kernel the pool is a fixed buffer */
 	int bufpool_offered;        /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
+	int zero_copy;              /* transport.zero_copy: FRING_AUTO/ON/OFF (uring_zc.c) */
 };
 
 /* Task-work modes, best first. AUTO tries DEFER, then COOP, then PLAIN
@@ -104,6 +105,8 @@ void fring_uring_free(struct fring_uring *u);
 uint32_t fring_uring_nr_qids(const struct fring_uring *u);
 uint32_t fring_uring_nr_threads(const struct fring_uring *u);
 uint32_t fring_uring_depth(const struct fring_uring *u);
+/* 1 if the rings serve zero-copy (uring_zc.c). */
+int fring_uring_zero_copy(const struct fring_uring *u);
 /* Buffers in each qid's pool; 0: per-entry buffers. */
 uint32_t fring_uring_pool_bufs(const struct fring_uring *u);
 /* Ring flags each thread ended up with, e.g. "SQE128|SINGLE_ISSUER|DEFER_TASKRUN". */
@@ -122,6 +125,14 @@ struct fring_uring_stats {
 	uint64_t entries;       /* ring entries registered with the kernel */
 	uint64_t wakeups;       /* eventfd wake-ups of the queue thread */
 	uint64_t pool_hits;     /* requests whose payload was in a pool buffer */
+	uint64_t zc_reads;      /* zero-copied READs served (READ_FIXED into the slot) */
+	uint64_t zc_writes;     /* zero-copied WRITEs served */
+	uint64_t zc_copied;     /* READ/WRITE the kernel copied on a zero-copy queue */
+	uint64_t zc_refused;    /* replies with bytes to a zero-copied request: EIO */
+	uint64_t zc_owner_plain;/* zero-copied requests the owner thread claimed and
+				 * committed without an atomic read-modify-write */
+	uint64_t zc_owner_rmw;  /* ...the owner handled with one (a caller off the
+				 * thread was inside, or a fallback) */
 	uint64_t pool_full;     /* times a request took the pool's last free buffer
 				 * (payload requests then wait in the kernel) */
 };

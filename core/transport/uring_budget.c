@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -24,16 +23,6 @@
 #include "uring_internal.h"
 
 #define POOL_HDR_SZ 512u
-
-static int has_ipc_lock(void)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &h, d) != 0)
-		return 0;
-	return !!(d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
-}
 
 /* MemAvailable in bytes, or 0 if unknown. */
 static uint64_t mem_available(void)
@@ -82,7 +71,7 @@ int uring_budget_check(uint32_t qids, uint32_t depth, uint32_t payload_sz,
 
 	uring_budget_need(qids, depth, payload_sz, pool_bufs, &pinned, &total);
 	human(pinned, need, sizeof(need));
-	if (!has_ipc_lock() && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	if (!uring_cap_effective(CAP_IPC_LOCK) && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
 	    rl.rlim_cur != RLIM_INFINITY && pinned > rl.rlim_cur) {
 		human(rl.rlim_cur, have, sizeof(have));
 		if (pool_bufs)

@@ -160,6 +160,8 @@ static int prep_add(struct uring_thread *t, uint32_t i, uint32_t cmd_op)
 	if (!sqe)
 		return -EBUSY;
 	req = (struct fuse_uring_cmd_req *)sqe->cmd;
+	if (cmd_op == FUSE_IO_URING_CMD_ADD_QUEUE)
+		req->flags = uring_zc_add_flags(q);
 	if (cmd_op == FUSE_IO_URING_CMD_ADD_BUFPOOL) {
 		req->bufpool.uaddr = (uint64_t)(uintptr_t)q->pool;
 		req->bufpool.len = (uint32_t)q->pool_sz;
@@ -240,6 +242,39 @@ static void fall_back(struct uring_queue *q, uint32_t buf_sz, const char *what,
 	q->depth = n;
 }
 
+/* ADD_QUEUE with zero-copy refused for want of the capability (a user
+ * namespace's CAP_SYS_ADMIN is not the kernel's): add those queues again
+ * without it. A queue that keeps zero-copy cannot lose its pool later: the
+ * kernel takes only pool REGISTERs on it. */
+static int add_queues(struct uring_thread *t, int *qres)
+{
+	int *again = malloc(t->nq * sizeof(*again));
+	int ret, n = 0;
+
+	if (!again)
+		return -ENOMEM;
+	ret = add_round(t, FUSE_IO_URING_CMD_ADD_QUEUE, qres);
+	for (uint32_t i = 0; !ret && i < t->nq; i++) {
+		again[i] = 1;
+		if (qres[i] == -EPERM && t->queues[i].zc) {
+			t->queues[i].zc = 0;
+			again[i] = 0;
+			n++;
+		}
+	}
+	if (!ret && n) {
+		fring_warn("uring: the kernel refused zero-copy on %d queue(s) "
+			   "(EPERM: CAP_SYS_ADMIN of the initial namespace "
+			   "needed); they copy", n);
+		ret = add_round(t, FUSE_IO_URING_CMD_ADD_QUEUE, again);
+		for (uint32_t i = 0; !ret && i < t->nq; i++)
+			if (!t->queues[i].zc && qres[i] == -EPERM)
+				qres[i] = again[i];
+	}
+	free(again);
+	return ret;
+}
+
 int uring_pool_add(struct uring_thread *t)
 {
 	struct fring_uring *u = t->u;
@@ -249,7 +284,7 @@ int uring_pool_add(struct uring_thread *t)
 
 	if (!qres || !bres)
 		goto out;
-	ret = add_round(t, FUSE_IO_URING_CMD_ADD_QUEUE, qres);
+	ret = add_queues(t, qres);
 	if (ret)
 		goto out;
 	for (uint32_t i = 0; i < t->nq; i++)
@@ -261,9 +296,17 @@ int uring_pool_add(struct uring_thread *t)
 	for (uint32_t i = 0; i < t->nq; i++) {
 		struct uring_queue *q = &t->queues[i];
 
-		if (qres[i] && qres[i] != -EEXIST)
+		if (qres[i] && qres[i] != -EEXIST) {
+			q->zc = 0;
 			fall_back(q, u->payload_sz, "ADD_QUEUE", qres[i]);
-		else if (bres[i])
+		} else if (bres[i] && q->zc) {
+			fring_err("uring: qid %u: ADD_BUFPOOL failed on a zero-copy "
+				  "queue: %s; such a queue cannot serve without its "
+				  "pool (transport.zero_copy off avoids this)",
+				  q->qid, strerror(-bres[i]));
+			ret = -EPROTO;
+			goto out;
+		} else if (bres[i])
 			fall_back(q, u->payload_sz, "ADD_BUFPOOL", bres[i]);
 		else {
 			q->pool_added = 1;
@@ -310,7 +353,9 @@ int uring_pool_locate(struct uring_ent *e, uint32_t opcode, uint32_t psz)
 
 	if (!q->pool_added)
 		return 0; /* per-entry buffers (after a refused ADD) */
-	if (!off && !psz && no_reply_body(opcode)) {
+	/* A zero-copied READ moves nothing through the pool either way. */
+	if ((!off && !psz && no_reply_body(opcode)) ||
+	    (e->zc && opcode == FUSE_READ)) {
 		e->payload = NULL;
 		e->payload_cap = 0;
 		return 0;

@@ -67,6 +67,7 @@ static int prep_cmd(struct uring_thread *t, struct uring_ent *e,
 	if (cmd_op == FUSE_IO_URING_CMD_REGISTER) {
 		sqe->addr = (uint64_t)(uintptr_t)e->reg_iov;
 		sqe->len = 2;
+		uring_zc_register_sqe(e, sqe);
 	}
 	((struct fuse_uring_cmd_req *)sqe->cmd)->commit_id = commit_id;
 	e->last_cmd = cmd_op;
@@ -92,7 +93,9 @@ int uring_prep_io(struct uring_thread *t, struct uring_ent *e)
 
 	if (!sqe)
 		return -EBUSY;
-	if (e->action == ACT_READ)
+	if (e->zc)
+		uring_zc_prep_io(e, sqe);
+	else if (e->action == ACT_READ)
 		io_uring_prep_read_fixed(sqe, e->io_fd, e->payload, e->io_len,
 					 e->io_off, e->buf_index);
 	else

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../config/config.h"
+#include "../runtime/dispatch.h"
 #include "../runtime/init.h"
 #include "../runtime/log.h"
 #include "uring_internal.h"
@@ -41,11 +42,15 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 	o->reason[0] = 0;
 	if (o->mode == FRING_MODE_DEVFUSE) {
 		snprintf(o->reason, sizeof(o->reason), "transport mode devfuse");
-		if (o->p.bufpool == FRING_ON) {
-			*err = fring_strf("transport.bufpool on needs io_uring, "
-					  "but transport.mode is devfuse");
+		if (o->p.bufpool == FRING_ON || o->p.zero_copy == FRING_ON) {
+			*err = fring_strf("transport.%s on needs io_uring, but "
+					  "transport.mode is devfuse",
+					  o->p.bufpool == FRING_ON ? "bufpool"
+								   : "zero_copy");
 			return -EINVAL;
 		}
+		fring_info("%s: zero-copy: off (transport mode devfuse)",
+			   o->p.mountpoint ? o->p.mountpoint : "?");
 		return 0;
 	}
 	why = fring_uring_unavailable(res->capable, res->kernel_minor, o->reason,
@@ -55,6 +60,9 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 		o->p.max_pages = res->max_pages;
 		o->p.bufpool_offered = !!(res->capable & FUSE_HAS_IO_URING_BUFPOOL);
 		ret = fring_uring_setup(&o->p, &o->u, &msg);
+		if (!ret)
+			atomic_store(&o->p.dx->mount.zero_copy,
+				     fring_uring_zero_copy(o->u));
 		if (ret) {
 			snprintf(o->reason, sizeof(o->reason), "%s",
 				 msg ? msg : strerror(-ret));
@@ -63,14 +71,17 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 		free(msg);
 	}
 	if (why) {
-		/* Pools exist only over io_uring: bufpool on insists on both. */
-		if (o->mode == FRING_MODE_URING || o->p.bufpool == FRING_ON) {
+		/* Pools and zero-copy exist only over io_uring: on insists. */
+		if (o->mode == FRING_MODE_URING || o->p.bufpool == FRING_ON ||
+		    o->p.zero_copy == FRING_ON) {
 			*err = fring_strf("transport uring: io_uring unavailable: "
 					  "%s", why);
 			return -EOPNOTSUPP;
 		}
 		fring_info("%s: transport devfuse: io_uring not used: %s",
 			   o->p.mountpoint ? o->p.mountpoint : "?", why);
+		fring_info("%s: zero-copy: off (no io_uring)",
+			   o->p.mountpoint ? o->p.mountpoint : "?");
 		return 0;
 	}
 	/* flags2 is read only with INIT_EXT, which the kernel offered: it

@@ -51,6 +51,11 @@ struct uring_ent {
 	uint16_t qid;
 	uint16_t buf_index;            /* fixed buffer holding the payload */
 	uint8_t pool_held;             /* owner: the request holds a pool buffer */
+	uint8_t zc;                    /* the request is zero-copied: its data sits
+					* at zc_slot (written before ENT_USER) */
+	uint16_t zc_slot;              /* its zero-copy slot in the ring's table */
+	uint8_t owner_claimed;         /* owner: claimed by its own thread without
+					* an atomic read-modify-write (uring_io.c) */
 	struct iovec reg_iov[2];       /* REGISTER argument */
 
 	_Atomic int state;             /* enum ent_state */
@@ -71,7 +76,8 @@ struct uring_ent {
 struct uring_counters {
 	_Atomic uint64_t requests, commits, remote, fixed_reads, fixed_writes,
 		inline_reads, inline_writes, io_errors, entries, wakeups,
-		pool_hits, pool_full;
+		pool_hits, pool_full, zc_reads, zc_writes, zc_copied,
+		zc_refused, zc_owner_plain, zc_owner_rmw;
 };
 
 /* One qid: its CPU, its NUMA-local region and its entries. */
@@ -92,6 +98,8 @@ struct uring_queue {
 	uint8_t pool_fixed;            /* ...with IORING_URING_CMD_FIXED: every
 					* REGISTER/COMMIT must carry buf_base */
 	uint32_t pool_busy;            /* owner: buffers held in userspace */
+	uint8_t zc;                    /* added with FUSE_URING_ZERO_COPY, with a
+					* pool: its entries carry zc slots */
 	struct uring_counters ctr;
 };
 
@@ -134,6 +142,8 @@ struct uring_thread {
 	uint32_t poll_misses;          /* owner: long gaps in a row */
 	struct uring_memfd memfd[URING_MEMFD_SLOTS]; /* owner */
 	int exited;                    /* set (under u->lock) when it returns */
+	_Atomic int gone;              /* its ring is closed: hand-overs to it are
+					* finished by the caller (uring_serve.c) */
 };
 
 struct fring_uring {
@@ -144,6 +154,8 @@ struct fring_uring {
 	uint32_t nr_qids, nr_threads, depth, payload_sz;
 	uint32_t pool_bufs;            /* buffers per qid's pool, 0: per-entry */
 	int pool_registered;           /* transport.bufpool.registered */
+	int zc;                        /* zero-copy planned (uring_zc.c) */
+	char zc_why[96];               /* why not, when zc is 0 */
 	const char *test_fault;        /* FRING_TEST_FIXED_FAULT (tests only) */
 	uint64_t poll_ns;              /* busy-poll budget before sleeping */
 	int *cpus;                     /* possible CPU of each qid */
@@ -160,6 +172,7 @@ struct fring_uring {
 	int go;                        /* 1 start serving, -1 tear down */
 	int stopped;
 	_Atomic int fatal;             /* the connection was aborted by us */
+	_Atomic int closed;            /* stop began: data-path calls refused */
 	/* Other threads between an MPSC push and their eventfd write: the
 	 * pushed request may already be finished, so free waits for these. */
 	_Atomic int handing_over;
@@ -169,6 +182,8 @@ struct fring_uring {
 int uring_sysctl_disabled(void);
 int uring_parse_cpulist(const char *s, int **out);
 int uring_possible_cpu_list(int **out);
+/* 1 if cap (CAP_*) is in this thread's effective set (capget, not uid). */
+int uring_cap_effective(int cap);
 
 /* uring_mpsc.c */
 void uring_mpsc_init(struct uring_mpsc *m);
@@ -221,6 +236,27 @@ void uring_pool_describe(const struct fring_uring *u, const char *why,
 /* Fixed-buffer fields of a REGISTER/COMMIT SQE on a registered pool. */
 void uring_pool_sqe(struct uring_ent *e, struct io_uring_sqe *sqe);
 
+/* uring_zc.c: Linux 7.3 zero-copy. */
+/* Decide zero-copy for u from p (after uring_pool_plan); 0 or -errno with
+ * *err (transport.zero_copy on and a requirement missing). */
+int uring_zc_plan(struct fring_uring *u, const struct fring_uring_params *p,
+		  char **err);
+/* ADD_QUEUE flags for q, and REGISTER's slot field for e. */
+uint64_t uring_zc_add_flags(const struct uring_queue *q);
+void uring_zc_register_sqe(const struct uring_ent *e, struct io_uring_sqe *sqe);
+/* The fixed-buffer table: n zc slots after the first `base`; sets the
+ * entries' zc_slot. Returns the number of slots to add. */
+uint32_t uring_zc_slots(struct uring_thread *t, uint32_t base);
+/* The request just arrived in e with ent_in_out.flags: note zero-copy. */
+void uring_zc_arrived(struct uring_ent *e, uint64_t flags, uint32_t opcode);
+/* READ_FIXED / WRITE_FIXED of e's action against its zc slot. */
+void uring_zc_prep_io(struct uring_ent *e, struct io_uring_sqe *sqe);
+/* The body iov a zero-copied READ's reply carries: its bytes are in the
+ * client's pages already, only the count travels. */
+extern char uring_zc_body[1];
+/* "on (8 slots per queue)" or "off (why)". */
+void uring_zc_describe(const struct fring_uring *u, char *buf, size_t len);
+
 /* uring_budget.c: can the ring buffers be pinned? 0, or -ENOMEM with the
  * reason (which limit, how much, what to change) in why. */
 void uring_budget_need(uint32_t qids, uint32_t depth, uint32_t payload_sz,
@@ -231,6 +267,9 @@ int uring_budget_check(uint32_t qids, uint32_t depth, uint32_t payload_sz,
 /* uring_serve.c */
 void uring_handle_cqe(struct uring_thread *t, const struct io_uring_cqe *cqe);
 void uring_drain_mpsc(struct uring_thread *t);
+/* The thread's ring closes: finish what is still handed over to it, and
+ * let later hand-overs finish themselves. */
+void uring_close_handover(struct uring_thread *t);
 void uring_ent_init_req(struct uring_ent *e);
 /* Commit e from the current thread: SQE if owner, else the MPSC. */
 void uring_hand_over(struct uring_ent *e, int action);

@@ -36,6 +36,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "../runtime/dispatch.h"
+#include "../runtime/log.h"
 #include "uring_internal.h"
 
 static int inline_off = -1;
@@ -126,10 +128,20 @@ int fring_uring_owns(const struct fring_req *r)
 }
 
 /* Common acceptance checks, then claim the single reply (through the
- * plugin's handle h, already checked by the host). */
+ * plugin's handle h, already checked by the host).
+ *
+ * The owner's zero-copy path (a zero-copied request whose plugin calls
+ * req_read_fd / req_write_fd on the queue thread) claims with a plain
+ * store (fring_req_claim_owner), moves the entry with plain stores
+ * (start_io, ent_release) and commits after the fixed I/O's submission
+ * (a system call) and a look at xrefs: no atomic read-modify-write for
+ * the handle. Any other thread claims with a compare-and-swap while it
+ * holds a reference, dropped when it hands the entry to the owner. */
 static int accept_io(fring_req *h, uint32_t opcode, int fd)
 {
 	struct fring_req *r = fring_req_ptr(h);
+	struct uring_ent *e;
+	int ret;
 
 	if (!uring_is_ent(r))
 		return -EOPNOTSUPP;
@@ -137,7 +149,23 @@ static int accept_io(fring_req *h, uint32_t opcode, int fd)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	return fring_req_claim(h);
+	e = uring_ent_of(r);
+	if (atomic_load_explicit(&e->th->u->closed, memory_order_acquire)) {
+		fring_log_ratelimited("uring-closed", FRING_LOG_WARN,
+				      "%s: req_%s_fd on %s (unique %llu) after the "
+				      "connection's rings stopped: refused "
+				      "(-ENOTCONN)", r->dx->mount.name,
+				      opcode == FUSE_READ ? "read" : "write",
+				      fring_opcode_name(opcode),
+				      (unsigned long long)r->unique);
+		return -ENOTCONN;
+	}
+	if (uring_self != e->th || !e->zc)
+		return fring_req_claim(h);
+	r->claim_rmw = 0;
+	ret = fring_req_claim_owner(h);
+	e->owner_claimed = !ret;
+	return ret;
 }
 
 static void start_io(struct uring_ent *e, int action, int fd, uint64_t off,
@@ -149,7 +177,11 @@ static void start_io(struct uring_ent *e, int action, int fd, uint64_t off,
 	e->io_off = off;
 	e->io_len = len;
 	/* Claimed above, so nobody else moves the entry out of USER. */
-	atomic_compare_exchange_strong(&e->state, &from, ENT_IO);
+	if (e->owner_claimed && !e->req.claim_rmw)
+		atomic_store_explicit(&e->state, ENT_IO, memory_order_relaxed);
+	else
+		atomic_compare_exchange_strong(&e->state, &from, ENT_IO);
+	fring_req_xref_put(&e->req); /* an off-thread caller hands back */
 	uring_hand_over(e, action);
 }
 
@@ -160,8 +192,10 @@ int fring_uring_read_fd(fring_req *h, int fd, uint64_t offset, uint32_t len)
 	ssize_t n;
 	int ret;
 
+	/* A zero-copied READ's room is the client's pages: read.len bytes. */
 	if (uring_is_ent(r) && r->opcode == FUSE_READ &&
-	    (len > r->d.a.read.len || len > uring_ent_of(r)->payload_cap))
+	    (len > r->d.a.read.len ||
+	     (!uring_ent_of(r)->zc && len > uring_ent_of(r)->payload_cap)))
 		return -EINVAL;
 	ret = accept_io(h, FUSE_READ, fd);
 	if (ret)
@@ -171,7 +205,7 @@ int fring_uring_read_fd(fring_req *h, int fd, uint64_t offset, uint32_t len)
 		return 0;
 	}
 	e = uring_ent_of(r);
-	if (try_nowait(e, 0, fd, offset, e->payload, len, &n)) {
+	if (!e->zc && try_nowait(e, 0, fd, offset, e->payload, len, &n)) {
 		struct iovec iov = { e->payload, n > 0 ? (size_t)n : 0 };
 
 		fring_req_send(r, n < 0 ? (int32_t)n : 0, &iov, 1);
@@ -196,7 +230,7 @@ int fring_uring_write_fd(fring_req *h, int fd, uint64_t offset)
 		e = uring_ent_of(r);
 		src = r->d.a.write.data;
 		len = r->d.a.write.len;
-		if (len && (!src || src < e->payload ||
+		if (len && !e->zc && (!src || src < e->payload ||
 			    src + len > e->payload + e->payload_cap))
 			return -EINVAL;
 	}
@@ -213,7 +247,7 @@ int fring_uring_write_fd(fring_req *h, int fd, uint64_t offset)
 		fring_req_send(r, 0, &iov, 1);
 		return 0;
 	}
-	if (try_nowait(e, 1, fd, offset, src, len, &n)) {
+	if (!e->zc && try_nowait(e, 1, fd, offset, src, len, &n)) {
 		struct fuse_write_out wo = { .size = n > 0 ? (uint32_t)n : 0 };
 		struct iovec iov = { &wo, sizeof(wo) };
 

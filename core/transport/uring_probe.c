@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../proto/fring_uapi.h"
 #include "uring_internal.h"
@@ -153,4 +156,14 @@ int fring_uring_possible_cpus(void)
 	if (n > 0)
 		free(cpus);
 	return n;
+}
+
+int uring_cap_effective(int cap)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return 0;
+	return !!(d[cap / 32].effective & (1u << (cap % 32)));
 }

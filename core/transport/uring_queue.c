@@ -89,7 +89,7 @@ static int thread_setup(struct uring_thread *t)
 {
 	struct fring_uring *u = t->u;
 	struct iovec *bufs;
-	uint32_t nbufs = 0;
+	uint32_t nbufs = 0, zslots;
 	uint16_t base = 0;
 	int ret;
 
@@ -116,7 +116,9 @@ static int thread_setup(struct uring_thread *t)
 		base += q->nbufs;
 		nbufs += q->nbufs;
 	}
-	bufs = calloc(nbufs, sizeof(*bufs));
+	/* Zero-copy slots: empty table entries the kernel fills per request. */
+	zslots = uring_zc_slots(t, nbufs);
+	bufs = calloc(nbufs + zslots, sizeof(*bufs));
 	if (!bufs)
 		return fail(t, -ENOMEM, "allocating entry buffers");
 	for (uint32_t i = 0, b = 0; i < t->nq; b += t->queues[i].nbufs, i++) {
@@ -125,7 +127,7 @@ static int thread_setup(struct uring_thread *t)
 		else
 			uring_region_bufs(&t->queues[i], u->payload_sz, bufs + b);
 	}
-	ret = io_uring_register_buffers(&t->ring, bufs, nbufs);
+	ret = io_uring_register_buffers(&t->ring, bufs, nbufs + zslots);
 	free(bufs);
 	if (ret)
 		return fail(t, ret, "registering fixed buffers");
@@ -264,6 +266,7 @@ void *uring_thread_main(void *arg)
 	int go;
 
 	uring_self = t;
+	fring_req_thread = t;
 	snprintf(name, sizeof(name), "fring-uring-%u", t->idx);
 	pthread_setname_np(pthread_self(), name);
 
@@ -291,6 +294,7 @@ void *uring_thread_main(void *arg)
 	/* Cancels whatever is still parked and drops the fixed file and
 	 * buffers. The regions stay until fring_uring_free: the plugin may
 	 * still hold requests that point into them. */
+	uring_close_handover(t);
 	if (t->ring_ok)
 		io_uring_queue_exit(&t->ring);
 	t->ring_ok = 0;

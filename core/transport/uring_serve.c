@@ -14,8 +14,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../runtime/dispatch.h"
@@ -48,6 +50,38 @@ static void write_out_header(struct uring_ent *e, int32_t error,
 	e->hdr->ring_ent_in_out.payload_sz = body;
 }
 
+/* A reply to a zero-copied request that carries bytes in memory: the
+ * client's pages are reachable only through the slot, so the bytes cannot
+ * be delivered (plugin.h, FRING_FOPEN_IO_URING_ZERO_COPY). An empty READ
+ * (EOF) and a WRITE count of 0 carry no data and pass. */
+static int zc_refuse(struct uring_ent *e, struct fring_req *r,
+		     const struct iovec *iov, int iovcnt, size_t total)
+{
+	const struct fuse_write_out *wo;
+
+	if (iovcnt == 2 && iov[1].iov_base == uring_zc_body)
+		return 0;
+	if (r->opcode == FUSE_READ && !total)
+		return 0;
+	if (r->opcode == FUSE_WRITE) {
+		wo = iovcnt > 1 && iov[1].iov_len >= sizeof(*wo) ? iov[1].iov_base
+								  : NULL;
+		if (e->zc == 2 || (wo && !wo->size))
+			return 0; /* 2: the WRITE_FIXED's own count */
+	}
+	ctr_inc(&e->q->ctr.zc_refused);
+	fring_log_ratelimited("uring-zc-reply", FRING_LOG_WARN,
+			      "%s: plugin answered a zero-copied %s (unique %llu) "
+			      "with %s; only req_%s_fd can reach the client's "
+			      "pages: sent EIO", r->dx->mount.name,
+			      fring_opcode_name(r->opcode),
+			      (unsigned long long)r->unique,
+			      r->opcode == FUSE_READ ? "bytes (reply_data)"
+						     : "a count (reply_write)",
+			      r->opcode == FUSE_READ ? "read" : "write");
+	return 1;
+}
+
 /* fring_req send hook (any thread): reply into the entry's buffers. The
  * commit itself waits for the release hook, because the request layer
  * still touches the fring_req after send returns. */
@@ -66,6 +100,17 @@ static int ent_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
 	}
 	for (int i = 1; i < iovcnt; i++)
 		total += iov[i].iov_len;
+	if (e->zc && !error && zc_refuse(e, r, iov, iovcnt, total)) {
+		write_out_header(e, -EIO, oh->unique, 0);
+		atomic_store_explicit(&e->state, ENT_REPLIED, memory_order_release);
+		return -EINVAL;
+	}
+	if (e->zc && iovcnt == 2 && iov[1].iov_base == uring_zc_body) {
+		/* The READ_FIXED put the data into the client's pages. */
+		write_out_header(e, error, oh->unique, (uint32_t)total);
+		atomic_store_explicit(&e->state, ENT_REPLIED, memory_order_release);
+		return 0;
+	}
 	if (!error && total > e->payload_cap) {
 		fring_log_ratelimited("uring-big-reply", FRING_LOG_ERROR,
 				      "uring: %zu-byte reply to %s exceeds the "
@@ -112,17 +157,28 @@ static void ent_release(struct fring_req *r)
 		atomic_store(&e->abandoned, 1);
 		return;
 	}
+	/* The owner's zero-copy path: nobody else holds the entry. */
+	if (e->owner_claimed && !r->claim_rmw && uring_self == e->th &&
+	    atomic_load_explicit(&e->state, memory_order_relaxed) == ENT_REPLIED) {
+		atomic_store_explicit(&e->state, ENT_COMMITTING,
+				      memory_order_relaxed);
+		uring_hand_over(e, ACT_COMMIT);
+		return;
+	}
 	/* Finished without a reply: dropped (NOTIFY_REPLY...) or abandoned.
 	 * Every ring request must be committed, or the entry is lost. */
-	if (ent_cas(e, ENT_USER, ENT_REPLIED))
+	if (atomic_load_explicit(&e->state, memory_order_acquire) == ENT_USER &&
+	    ent_cas(e, ENT_USER, ENT_REPLIED))
 		write_out_header(e, no_reply_op(r->opcode) ? 0 : -EIO,
 				 r->unique, 0);
 	if (!ent_cas(e, ENT_REPLIED, ENT_COMMITTING)) {
 		fring_err("uring: qid %u: second commit of one request "
 			  "refused (state %d)", e->qid,
 			  atomic_load(&e->state));
+		fring_req_xref_put(r);
 		return;
 	}
+	fring_req_xref_put(r); /* an off-thread replier hands back */
 	uring_hand_over(e, ACT_COMMIT);
 }
 
@@ -130,6 +186,7 @@ void uring_ent_init_req(struct uring_ent *e)
 {
 	fring_req_init(&e->req, e->th->u->dx, ent_send, ent_release, e, -1,
 		       e->qid);
+	e->req.owner = e->th;
 	/* req_read_fd / req_write_fd become READ_FIXED / WRITE_FIXED. */
 	e->req.read_fd = fring_uring_read_fd;
 	e->req.write_fd = fring_uring_write_fd;
@@ -148,12 +205,40 @@ struct uring_ent *uring_ent_of(struct fring_req *r)
 	return ent_of(r);
 }
 
+/* Before the owner commits a request it claimed with a plain store: a
+ * caller on another thread that raced that claim (a plugin replying twice
+ * at once) took its reference before it looked, and a system call (the
+ * fixed I/O's submission) separates our claim from here, so it is seen
+ * now; its claim fails or has failed, and it leaves at once. Wait for it
+ * rather than recycle the entry under it. */
+static void owner_commit_check(struct uring_ent *e)
+{
+	struct uring_counters *c = &e->q->ctr;
+	int rmw = e->req.claim_rmw;
+
+	for (int i = 0; atomic_load_explicit(&e->req.xrefs, memory_order_acquire);
+	     i++) {
+		rmw = 1;
+		if (i > 100000) {
+			fring_err("uring: qid %u: a caller on another thread "
+				  "holds request %llu past its commit",
+				  e->qid, (unsigned long long)e->req.unique);
+			break;
+		}
+		sched_yield();
+	}
+	ctr_inc(rmw ? &c->zc_owner_rmw : &c->zc_owner_plain);
+	e->owner_claimed = 0;
+}
+
 /* Owner thread: turn a handed-over entry into its SQE. */
 static void run_action(struct uring_thread *t, struct uring_ent *e)
 {
 	int ret;
 
 	if (e->action == ACT_COMMIT) {
+		if (e->owner_claimed)
+			owner_commit_check(e);
 		uring_pool_release(e);
 		atomic_store_explicit(&e->state, ENT_KERNEL, memory_order_relaxed);
 		ret = uring_prep_commit(t, e);
@@ -173,6 +258,38 @@ static void run_action(struct uring_thread *t, struct uring_ent *e)
 	}
 }
 
+/* A hand-over to a thread whose ring is closed: the kernel side is gone,
+ * so a commit has nothing to do, and I/O that never started answers its
+ * request ENOTCONN (which nobody receives) to finish it. */
+static void finish_dead(struct uring_ent *e)
+{
+	if (e->action == ACT_COMMIT) {
+		uring_pool_release(e);
+		atomic_store(&e->state, ENT_GONE);
+		return;
+	}
+	fring_log_ratelimited("uring-dead-io", FRING_LOG_WARN,
+			      "uring: qid %u: backing I/O for %s (unique %llu) "
+			      "handed over after the queue stopped: answered "
+			      "ENOTCONN", e->qid, fring_opcode_name(e->req.opcode),
+			      (unsigned long long)e->req.unique);
+	fring_req_send(&e->req, -ENOTCONN, NULL, 0);
+}
+
+void uring_close_handover(struct uring_thread *t)
+{
+	struct uring_ent *e, *next;
+
+	atomic_store(&t->gone, 1);
+	/* A caller that saw gone == 0 pushes within its handing_over window. */
+	for (int i = 0; atomic_load(&t->u->handing_over) && i < 1000; i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	for (e = uring_mpsc_take(&t->mpsc); e; e = next) {
+		next = e->mpsc_next;
+		finish_dead(e);
+	}
+}
+
 void uring_hand_over(struct uring_ent *e, int action)
 {
 	struct uring_thread *t = e->th;
@@ -188,6 +305,11 @@ void uring_hand_over(struct uring_ent *e, int action)
 	 * go on to free the transport before we reach the write: free waits
 	 * for handing_over to drop back. */
 	atomic_fetch_add(&u->handing_over, 1);
+	if (atomic_load(&t->gone)) {
+		finish_dead(e); /* nobody drains t's list any more */
+		atomic_fetch_sub(&u->handing_over, 1);
+		return;
+	}
 	if (uring_mpsc_push(&t->mpsc, e) &&
 	    write(t->wake_fd, &one, sizeof(one)) != sizeof(one))
 		fring_err("uring: waking queue thread %u: %s", t->idx,
@@ -229,6 +351,7 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 		uring_abort_connection(t->u, "commit_id 0 from the kernel");
 		return;
 	}
+	uring_zc_arrived(e, eio->flags, in.opcode);
 	if (e->q->pool && uring_pool_locate(e, in.opcode, psz)) {
 		fring_err("uring: qid %u: %s (unique %llu) got pool offset %u, "
 			  "outside the %u-buffer pool", e->qid,
@@ -245,6 +368,7 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 	atomic_store_explicit(&e->abandoned, 0, memory_order_relaxed);
 	ctr_inc(&e->q->ctr.requests);
 	uring_ent_init_req(e);
+	e->req.zero_copy = e->zc;
 	atomic_store_explicit(&e->state, ENT_USER, memory_order_release);
 	/* A pool request without a buffer has an empty payload; NULL would
 	 * mean a classic /dev/fuse request to the decoder. */
@@ -299,6 +423,11 @@ static void io_done(struct uring_thread *t, struct uring_ent *e, int res)
 	t->io_inflight--;
 	ctr_inc(e->action == ACT_READ ? &e->q->ctr.fixed_reads
 				      : &e->q->ctr.fixed_writes);
+	if (e->zc) {
+		ctr_inc(e->action == ACT_READ ? &e->q->ctr.zc_reads
+					      : &e->q->ctr.zc_writes);
+		e->zc = 2; /* the reply below is the I/O's own */
+	}
 	if (res < 0)
 		ctr_inc(&e->q->ctr.io_errors);
 	if (atomic_load(&e->abandoned)) {
@@ -310,7 +439,8 @@ static void io_done(struct uring_thread *t, struct uring_ent *e, int res)
 	if (res < 0) {
 		fring_req_send(r, fring_proto_sanitize_error(res, &bad), NULL, 0);
 	} else if (e->action == ACT_READ) {
-		struct iovec iov = { e->payload, (size_t)res };
+		struct iovec iov = { e->zc ? uring_zc_body : e->payload,
+				     (size_t)res };
 
 		fring_req_send(r, 0, &iov, 1);
 	} else {

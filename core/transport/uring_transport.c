@@ -202,6 +202,8 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	/* Keep payloads page multiples: READ_FIXED into them may be O_DIRECT. */
 	u->payload_sz = (u->payload_sz + 4095u) & ~4095u;
 	ret = uring_pool_plan(u, p, why, sizeof(why), err);
+	if (!ret)
+		ret = uring_zc_plan(u, p, err);
 	if (!ret && (ret = uring_budget_check(u->nr_qids, u->depth, u->payload_sz,
 					      u->pool_bufs, desc, sizeof(desc))))
 		*err = fring_strf("ring setup failed: %s", desc);
@@ -226,6 +228,8 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	flags_name(u->threads[0].ring_flags, u->ring_mode, sizeof(u->ring_mode));
 	uring_pool_describe(u, why, desc, sizeof(desc));
 	fring_info("%s: payload: %s", u->mountpoint ? u->mountpoint : "?", desc);
+	uring_zc_describe(u, desc, sizeof(desc));
+	fring_info("%s: zero-copy: %s", u->mountpoint ? u->mountpoint : "?", desc);
 	fring_dbg("uring: %u qids on %u threads, %u entries per qid, %u-byte "
 		  "payloads, ring %s, busy-poll %llu us", u->nr_qids,
 		  u->nr_threads, u->depth, u->payload_sz, u->ring_mode,
@@ -246,10 +250,20 @@ void fring_uring_stop(struct fring_uring *u)
 	if (!u || u->stopped)
 		return;
 	u->stopped = 1;
+	atomic_store(&u->closed, 1);
 	release(u, -1); /* never started: tear down instead */
 	if (write(u->stop_fd, &one, sizeof(one)) != sizeof(one))
 		fring_err("uring: signalling stop: %s", strerror(errno));
 	join_all(u);
+}
+
+static int xrefs_held(const struct fring_uring *u)
+{
+	for (uint32_t q = 0; q < u->nr_qids; q++)
+		for (uint32_t i = 0; u->queues[q].ents && i < u->queues[q].depth; i++)
+			if (atomic_load(&u->queues[q].ents[i].req.xrefs))
+				return 1;
+	return 0;
 }
 
 void fring_uring_free(struct fring_uring *u)
@@ -260,10 +274,12 @@ void fring_uring_free(struct fring_uring *u)
 	for (uint32_t i = 0; i < u->nr_threads; i++)
 		if (u->threads[i].started)
 			return; /* a stuck thread may still use the memory */
-	/* A replier may be between its MPSC push and its eventfd write. */
-	for (int i = 0; atomic_load(&u->handing_over) && i < 1000; i++)
+	/* A replier may be between its MPSC push and its eventfd write, or
+	 * inside a claim (its reference in xrefs). */
+	for (int i = 0; (atomic_load(&u->handing_over) || xrefs_held(u)) &&
+			i < 1000; i++)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-	if (atomic_load(&u->handing_over)) {
+	if (atomic_load(&u->handing_over) || xrefs_held(u)) {
 		fring_err("uring: a replying thread never left the hand-over; "
 			  "leaking the queues");
 		return;
@@ -310,6 +326,12 @@ static void add(struct fring_uring_stats *s, const struct uring_counters *c)
 	s->wakeups += atomic_load_explicit(&c->wakeups, memory_order_relaxed);
 	s->pool_hits += atomic_load_explicit(&c->pool_hits, memory_order_relaxed);
 	s->pool_full += atomic_load_explicit(&c->pool_full, memory_order_relaxed);
+	s->zc_reads += atomic_load_explicit(&c->zc_reads, memory_order_relaxed);
+	s->zc_writes += atomic_load_explicit(&c->zc_writes, memory_order_relaxed);
+	s->zc_copied += atomic_load_explicit(&c->zc_copied, memory_order_relaxed);
+	s->zc_refused += atomic_load_explicit(&c->zc_refused, memory_order_relaxed);
+	s->zc_owner_plain += atomic_load_explicit(&c->zc_owner_plain, memory_order_relaxed);
+	s->zc_owner_rmw += atomic_load_explicit(&c->zc_owner_rmw, memory_order_relaxed);
 }
 
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
@@ -361,4 +383,16 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 			  "pool full %llu times (%u buffers per qid)", name,
 			  (unsigned long long)t.pool_hits,
 			  (unsigned long long)t.pool_full, u->pool_bufs);
+	if (u->zc)
+		fring_dbg("%s: uring: zero-copy: %llu reads, %llu writes; "
+			  "fallbacks: %llu READ/WRITE copied by the kernel (file "
+			  "not opted in, or no pages), %llu replies refused (bytes "
+			  "in memory); on the owner thread %llu without an atomic "
+			  "read-modify-write for the handle, %llu with one", name,
+			  (unsigned long long)t.zc_reads,
+			  (unsigned long long)t.zc_writes,
+			  (unsigned long long)t.zc_copied,
+			  (unsigned long long)t.zc_refused,
+			  (unsigned long long)t.zc_owner_plain,
+			  (unsigned long long)t.zc_owner_rmw);
 }
