@@ -114,7 +114,7 @@ static __thread struct fring_req *held;
 
 int fring_req_xref_put(struct fring_req *r)
 {
-	if (held != r)
+	if (!r || held != r)
 		return 0;
 	held = NULL;
 	atomic_fetch_sub(&r->xrefs, 1);

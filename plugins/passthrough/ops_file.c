@@ -18,12 +18,14 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 	struct fring_open_out o;
 	struct pt_ref ref;
 	char proc[32];
+	bool regular;
 	int fd, err = pt_ref_get(fs, a->nodeid, &ref);
 
 	if (err) {
 		fring_host->reply_err(r, err);
 		return;
 	}
+	regular = ref.ino->type == S_IFREG; /* fixed at the inode's birth */
 	pt_proc_path(proc, ref.fd);
 	fd = open(proc, pt_open_flags(fs, a->flags) & ~(O_CREAT | O_EXCL));
 	err = fd < 0 ? -errno : 0;
@@ -34,6 +36,7 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 	}
 	pt_open_out(fs, a->flags, fd, &o);
 	pt_backing_attach(fs, a->nodeid, &o);
+	pt_open_zero_copy(fs, regular, fd, &o);
 	if (fring_host->reply_open(r, &o) < 0) {
 		pt_backing_detach(fs, a->nodeid, o.fh);
 		close(fd);
@@ -45,20 +48,57 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 #define HAS_SERVICE(f)                                                        \
 	(FRING_HAS_FIELD(fring_host, struct fring_host_api, f) && fring_host->f)
 
-void pt_read(void *inst, fring_req *r, const struct fring_read_args *a)
+/* Zero-copy (ABI 1.5): with FOPEN_IO_URING_ZERO_COPY the kernel may leave
+ * a READ's destination or a WRITE's data in the client's pages, which
+ * only req_read_fd / req_write_fd reach. So it is offered only when the
+ * host has both, and never with kernel passthrough (no READ or WRITE
+ * comes then). The host clears it where the mount does not serve
+ * zero-copy; PT_FH_ZERO_COPY keeps the pread/pwrite fallbacks below away
+ * from such an open either way. */
+void pt_open_zero_copy(struct pt_fs *fs, bool regular, int fd,
+		       struct fring_open_out *o)
 {
+	struct stat st;
+
+	/* zero_copy_min: small files copy (a fixed op against the slot costs
+	 * more than copying a few pages; README, "Zero-copy"). */
+	if (fs->zero_copy_min &&
+	    (fstat(fd, &st) != 0 || (uint64_t)st.st_size < fs->zero_copy_min))
+		return;
+	if (!fs->zero_copy || !regular ||
+	    (o->open_flags & FRING_FOPEN_PASSTHROUGH) ||
+	    !HAS_SERVICE(req_read_fd) || !HAS_SERVICE(req_write_fd))
+		return;
+	o->open_flags |= FRING_FOPEN_IO_URING_ZERO_COPY;
+	o->fh |= PT_FH_ZERO_COPY;
+}
+
+/* The host's service answers the request (0); -EALREADY: it was answered
+ * already (interrupted, or the mount is going away), nothing to do. Any
+ * other refusal falls back to pread/pwrite and a reply with the bytes,
+ * except on a zero-copy open, whose data those cannot reach: the refusal
+ * is the answer there. Also the path of the io_threads workers (io.c). */
+void pt_serve_read(fring_req *r, uint64_t fh, uint64_t off, uint32_t len)
+{
+	int ret = -ENOSYS;
 	void *buf;
 	ssize_t n;
 
-	if (HAS_SERVICE(req_read_fd) &&
-	    fring_host->req_read_fd(r, fh_fd(a->fh), a->offset, a->len, 0) == 0)
+	if (HAS_SERVICE(req_read_fd)) {
+		ret = fring_host->req_read_fd(r, fh_fd(fh), off, len, 0);
+		if (ret == 0 || ret == -EALREADY)
+			return;
+	}
+	if (fh & PT_FH_ZERO_COPY) {
+		fring_host->reply_err(r, ret);
 		return;
-	buf = malloc(a->len ? a->len : 1);
+	}
+	buf = malloc(len ? len : 1);
 	if (!buf) {
 		fring_host->reply_err(r, -ENOMEM);
 		return;
 	}
-	n = pread(fh_fd(a->fh), buf, a->len, (off_t)a->offset);
+	n = pread(fh_fd(fh), buf, len, (off_t)off);
 	if (n < 0)
 		fring_host->reply_err(r, -errno);
 	else
@@ -66,18 +106,40 @@ void pt_read(void *inst, fring_req *r, const struct fring_read_args *a)
 	free(buf);
 }
 
-void pt_write(void *inst, fring_req *r, const struct fring_write_args *a)
+void pt_serve_write(fring_req *r, uint64_t fh, uint64_t off,
+		    const void *data, uint32_t len)
 {
+	int ret = -ENOSYS;
 	ssize_t n;
 
-	if (HAS_SERVICE(req_write_fd) &&
-	    fring_host->req_write_fd(r, fh_fd(a->fh), a->offset, 0) == 0)
+	if (HAS_SERVICE(req_write_fd)) {
+		ret = fring_host->req_write_fd(r, fh_fd(fh), off, 0);
+		if (ret == 0 || ret == -EALREADY)
+			return;
+	}
+	if ((fh & PT_FH_ZERO_COPY) || (!data && len)) {
+		fring_host->reply_err(r, ret);
 		return;
-	n = pwrite(fh_fd(a->fh), a->data, a->len, (off_t)a->offset);
+	}
+	n = pwrite(fh_fd(fh), data, len, (off_t)off);
 	if (n < 0)
 		fring_host->reply_err(r, -errno);
 	else
 		fring_host->reply_write(r, (uint32_t)n);
+}
+
+/* With io_threads the request waits on the queue of io.c and the calling
+ * thread returns at once. */
+void pt_read(void *inst, fring_req *r, const struct fring_read_args *a)
+{
+	if (!pt_io_submit(inst, r, false, a->fh, a->offset, a->len, NULL))
+		pt_serve_read(r, a->fh, a->offset, a->len);
+}
+
+void pt_write(void *inst, fring_req *r, const struct fring_write_args *a)
+{
+	if (!pt_io_submit(inst, r, true, a->fh, a->offset, a->len, a->data))
+		pt_serve_write(r, a->fh, a->offset, a->data, a->len);
 }
 
 /* Closing a duplicate reports deferred write errors (NFS and the like) and
@@ -95,7 +157,7 @@ void pt_flush(void *inst, fring_req *r, const struct fring_release_args *a)
 void pt_release(void *inst, fring_req *r, const struct fring_release_args *a)
 {
 	pt_backing_detach(inst, a->nodeid, a->fh);
-	close(fh_fd(a->fh));
+	pt_io_close(inst, fh_fd(a->fh)); /* later if io.c still uses it */
 	fring_host->reply_err(r, 0);
 }
 

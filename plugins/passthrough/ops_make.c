@@ -175,6 +175,7 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 	}
 	pt_open_out(fs, a->flags, fd, &o);
 	pt_backing_attach(fs, e.ino, &o);
+	pt_open_zero_copy(fs, S_ISREG(e.attr.mode), fd, &o);
 	if (fring_host->reply_create(r, &e, &o) < 0) {
 		pt_backing_detach(fs, e.ino, o.fh);
 		close(fd);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #define PT_DEFAULT_FD_CACHE 1024
+#define PT_MAX_IO_THREADS 64
 
 static int pt_create_inst(fring_mount *m, void **inst)
 {
@@ -25,6 +26,7 @@ static int pt_create_inst(fring_mount *m, void **inst)
 	fs->xattr = true;
 	fs->keep_cache = true;
 	fs->handles = true;
+	fs->zero_copy = true;
 	fs->root_fd = -1;
 	pthread_mutex_init(&fs->lock, NULL);
 	pthread_rwlock_init(&fs->path_lock, NULL);
@@ -63,6 +65,27 @@ static int parse_flag(struct pt_fs *fs, const char *key, const char *v,
 	return 0;
 }
 
+/* A decimal count min..max (no sign, no spaces). */
+static int parse_count(struct pt_fs *fs, const char *key, const char *v,
+		       unsigned long min, unsigned long max, uint32_t *out)
+{
+	char *end;
+	unsigned long n = 0;
+
+	if (*v >= '0' && *v <= '9') {
+		errno = 0;
+		n = strtoul(v, &end, 10);
+	}
+	if (*v < '0' || *v > '9' || *end || errno || n < min || n > max) {
+		fring_logf(fs->mount, FRING_LOG_ERROR,
+			   "passthrough: %s: expected a count %lu..%lu, got '%s'",
+			   key, min, max, v);
+		return -EINVAL;
+	}
+	*out = (uint32_t)n;
+	return 0;
+}
+
 static int pt_config(void *inst, const char *key, const char *value)
 {
 	struct pt_fs *fs = inst;
@@ -86,23 +109,25 @@ static int pt_config(void *inst, const char *key, const char *value)
 		return parse_flag(fs, key, value, &fs->keep_cache);
 	if (!strcmp(key, "handles"))
 		return parse_flag(fs, key, value, &fs->handles);
-	if (!strcmp(key, "fd_cache")) {
-		char *end;
-		unsigned long n = strtoul(value, &end, 10);
-
-		if (end == value || *end || n < 1 || n > 1000000) {
-			fring_logf(fs->mount, FRING_LOG_ERROR,
-				   "passthrough: fd_cache: expected a count 1..1000000, got '%s'",
-				   value);
-			return -EINVAL;
-		}
-		fs->fd_cache_max = (uint32_t)n;
-		return 0;
+	if (!strcmp(key, "zero_copy"))
+		return parse_flag(fs, key, value, &fs->zero_copy);
+	if (!strcmp(key, "zero_copy_min")) {
+		if (!fring_host->parse_size(value, &fs->zero_copy_min))
+			return 0;
+		fring_logf(fs->mount, FRING_LOG_ERROR, "passthrough: zero_copy_min: "
+			   "expected a size (e.g. 64KiB), got '%s'", value);
+		return -EINVAL;
 	}
+	if (!strcmp(key, "fd_cache"))
+		return parse_count(fs, key, value, 1, 1000000, &fs->fd_cache_max);
+	if (!strcmp(key, "io_threads"))
+		return parse_count(fs, key, value, 0, PT_MAX_IO_THREADS,
+				   &fs->io_threads);
 	fring_logf(fs->mount, FRING_LOG_ERROR,
 		   "passthrough: unknown option '%s' (known: source, "
 		   "entry_timeout, attr_timeout, fd_cache, writeback, "
-		   "keep_cache, xattr, kernel_passthrough, handles)", key);
+		   "keep_cache, xattr, kernel_passthrough, handles, "
+		   "io_threads, zero_copy, zero_copy_min)", key);
 	return -EINVAL;
 }
 
@@ -220,6 +245,8 @@ static int pt_config_complete(void *inst)
 	if (fs->handles)
 		fs->handles = pt_probe_handles(fs);
 	err = pt_table_init(fs, &st);
+	if (!err)
+		err = pt_io_create(fs); /* the threads start in init */
 	if (err)
 		return err;
 	fring_logf(fs->mount, FRING_LOG_INFO,
@@ -254,6 +281,7 @@ static int pt_init(void *inst, struct fring_conn *conn)
 			   "reads and writes go through fring",
 			   pt_backing_supported() ? "the kernel" : "the host");
 	}
+	pt_io_start(fs);
 	return 0;
 }
 
@@ -261,6 +289,7 @@ static void pt_destroy(void *inst)
 {
 	struct pt_fs *fs = inst;
 
+	pt_io_destroy(fs); /* first: its workers may still be answering */
 	pt_dirs_close_all(fs);
 	if (fs->ids)
 		pt_table_destroy(fs);
@@ -324,7 +353,13 @@ static struct fring_plugin pt_plugin = {
 		"xattr: bool: serve extended attributes (true)\n"
 		"kernel_passthrough: bool: the kernel reads and writes files "
 		"itself (FUSE passthrough; root, not with writeback) (false)\n"
-		"handles: bool: track inodes by file handle, else by path (true)\n",
+		"handles: bool: track inodes by file handle, else by path (true)\n"
+		"io_threads: count 0..64: serve READ and WRITE on this many "
+		"own threads, 0 = on the calling thread (0)\n"
+		"zero_copy: bool: offer io_uring zero-copy on regular files "
+		"(FOPEN_IO_URING_ZERO_COPY, Linux 7.3) (true)\n"
+		"zero_copy_min: size: ...only to files at least this large "
+		"when opened (0)\n",
 	.create = pt_create_inst,
 	.config = pt_config,
 	.config_complete = pt_config_complete,

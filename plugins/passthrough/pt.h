@@ -51,6 +51,7 @@ struct pt_inode {
 };
 
 struct pt_dir;
+struct pt_io;
 
 struct pt_fs {
 	fring_mount *mount;
@@ -64,6 +65,10 @@ struct pt_fs {
 	bool keep_cache;
 	bool xattr;
 	bool handles; /* option; cleared if the file system lacks support */
+	bool zero_copy;      /* option: offer FOPEN_IO_URING_ZERO_COPY */
+	uint64_t zero_copy_min; /* option: ...only to files this large at open */
+	uint32_t io_threads; /* option: READ/WRITE on own threads (io.c) */
+	struct pt_io *io;    /* NULL: served on the calling thread */
 
 	/* Runtime. */
 	int root_fd;       /* the source directory; mount fd for handles */
@@ -139,6 +144,9 @@ void pt_proc_path(char buf[32], int fd);
  * undoes it at RELEASE or when the reply failed. Both take fs->lock. */
 #define PT_FH_BACKING (1ull << 32)
 #define PT_FH_PLAIN (1ull << 33)
+/* The open was offered io_uring zero-copy (ops_file.c): its READ and WRITE
+ * data may be reachable only through req_read_fd / req_write_fd. */
+#define PT_FH_ZERO_COPY (1ull << 34)
 bool pt_backing_supported(void);
 void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid,
 		       struct fring_open_out *o);
@@ -159,6 +167,26 @@ void pt_dirs_close_all(struct pt_fs *fs);
 /* The OPEN/CREATE reply for backing descriptor fd opened with flags. */
 void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
 		 struct fring_open_out *o);
+
+/* ops_file.c: after pt_open_out and pt_backing_attach, offer zero-copy
+ * for a regular file the kernel does not pass through. */
+void pt_open_zero_copy(struct pt_fs *fs, bool regular, int fd,
+		       struct fring_open_out *o);
+/* Answer one READ / WRITE on open file fh (the inline path and io.c). */
+void pt_serve_read(fring_req *r, uint64_t fh, uint64_t off, uint32_t len);
+void pt_serve_write(fring_req *r, uint64_t fh, uint64_t off,
+		    const void *data, uint32_t len);
+
+/* io.c: option io_threads. create (config_complete) and start (init) do
+ * nothing when it is 0; submit returns false when the caller must serve
+ * the request itself; close replaces close(2) of an open file's fd at
+ * RELEASE (deferred while queued items use it); destroy joins. */
+int pt_io_create(struct pt_fs *fs);
+void pt_io_start(struct pt_fs *fs);
+bool pt_io_submit(struct pt_fs *fs, fring_req *r, bool write, uint64_t fh,
+		  uint64_t off, uint32_t len, const void *data);
+void pt_io_close(struct pt_fs *fs, int fd);
+void pt_io_destroy(struct pt_fs *fs);
 
 /* Shared op tables entries, one file per group. */
 extern const struct fring_fs_ops pt_ops;
