@@ -283,6 +283,20 @@ void *uring_thread_main(void *arg);
 /* uring_abort.c */
 int uring_abort_connection(struct fring_uring *u, const char *why);
 
+/* ThreadSanitizer cannot see the kernel order a commit on one ring before
+ * the requests that follow it on any ring of the connection (an OPEN's
+ * reply before the RELEASE naming its fh). Model it: release at each
+ * commit, acquire at each arrival. Nothing outside TSan builds. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define URING_TSAN_RELEASE(u) __tsan_release(u)
+#define URING_TSAN_ACQUIRE(u) __tsan_acquire(u)
+#else
+#define URING_TSAN_RELEASE(u) ((void)(u))
+#define URING_TSAN_ACQUIRE(u) ((void)(u))
+#endif
+
 /* Counter helpers (single writer). */
 static inline void ctr_inc(_Atomic uint64_t *c)
 {

@@ -40,13 +40,17 @@
 #include "../runtime/log.h"
 #include "uring_internal.h"
 
-static int inline_off = -1;
+static atomic_int inline_off = -1; /* read by every queue thread */
 
 static int inline_allowed(const struct uring_ent *e)
 {
-	if (inline_off < 0)
-		inline_off = getenv("FRING_URING_NO_INLINE") != NULL;
-	return !inline_off && uring_self == e->th;
+	int off = atomic_load_explicit(&inline_off, memory_order_relaxed);
+
+	if (off < 0) {
+		off = getenv("FRING_URING_NO_INLINE") != NULL;
+		atomic_store_explicit(&inline_off, off, memory_order_relaxed);
+	}
+	return !off && uring_self == e->th;
 }
 
 /* Files whose data lives in memory: copying it never waits for a device. */

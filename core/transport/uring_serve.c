@@ -240,6 +240,7 @@ static void run_action(struct uring_thread *t, struct uring_ent *e)
 		if (e->owner_claimed)
 			owner_commit_check(e);
 		uring_pool_release(e);
+		URING_TSAN_RELEASE(t->u);
 		atomic_store_explicit(&e->state, ENT_KERNEL, memory_order_relaxed);
 		ret = uring_prep_commit(t, e);
 		if (!ret)
@@ -342,6 +343,7 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 	uint32_t psz = eio->payload_sz;
 
 	/* Copy before anything can write the reply over it. */
+	URING_TSAN_ACQUIRE(t->u);
 	memcpy(&in, e->hdr->in_out, sizeof(in));
 	if (!commit_id) {
 		fring_err("uring: qid %u: request %s (unique %llu) with "

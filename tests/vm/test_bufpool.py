@@ -340,8 +340,10 @@ def test_refused_add_bufpool_falls_back_to_per_entry_buffers(spawn, tmpdirs):
     (as many entries as buffers); the other keeps its pool; io_uring stays."""
     os.environ["FRING_TEST_FIXED_FAULT"] = "addpool"
     try:
+        # zero_copy off: a zero-copy queue cannot serve without its pool
+        # (test_zero_copy.py has that case).
         mp, f = serve(spawn, tmpdirs, "{ mode: uring, queue_depth: 8, "
-                      "bufpool: { size: 4MiB } }")
+                      "bufpool: { size: 4MiB }, zero_copy: off }")
     finally:
         os.environ.pop("FRING_TEST_FIXED_FAULT")
     data = os.urandom(3 * MIB + 1)
