@@ -24,6 +24,22 @@
  *    until that reply. The runtime enforces exactly-once: a second reply
  *    returns -EALREADY and is logged; a reply of the wrong kind for the
  *    opcode returns -EINVAL and the request gets EIO.
+ *  - Request handles (fring_req *): who, from which thread, until when.
+ *    The callback's thread may use the handle during the call; the plugin
+ *    may instead keep it and use it later from any one thread it hands it
+ *    to (the hand-off itself must synchronise: a mutex, a queue). Until
+ *    the reply, one thread at a time: the reply (or req_read_fd /
+ *    req_write_fd accepting it) ends the plugin's right to the handle and
+ *    to the args. Over io_uring the request belongs to its queue thread:
+ *    a call from another thread holds a reference for its duration and
+ *    the backing I/O is handed to that queue thread, so it is safe but
+ *    costs a hand-over (README "Zero-copy"). A handle used after its
+ *    request was answered, or after the mount's rings stopped (unmount,
+ *    SIGTERM, an aborted connection), gets a negative errno (-EALREADY,
+ *    -ENOTCONN) and a log line, never a crash or another request's data;
+ *    replying to one request from two threads at once is a plugin bug
+ *    whose outcome is undefined. Once destroy has returned, no handle may
+ *    be used.
  *
  * Unless stated otherwise, times are nanoseconds, sizes and offsets bytes.
  */
@@ -569,7 +585,10 @@ struct fring_host_api {
 	 * straight between fd and the ring entry's registered payload buffer,
 	 * so the queue thread never blocks on it; on /dev/fuse it is a
 	 * synchronous pread/pwrite. fd must stay open until the reply. flags:
-	 * 0 (reserved). */
+	 * 0 (reserved). On a zero-copied request (ABI 1.5,
+	 * FRING_FOPEN_IO_URING_ZERO_COPY) the I/O goes straight between fd and
+	 * the caller's pages instead, and these two are the only way to move
+	 * its data. -ENOTCONN: the mount's rings have stopped. */
 	/* READ: reply with up to len bytes of fd at offset. */
 	int32_t (*req_read_fd)(fring_req *r, int32_t fd, uint64_t offset,
 			       uint32_t len, uint32_t flags);
