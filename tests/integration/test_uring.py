@@ -387,3 +387,32 @@ def test_bufpool_off_on_any_kernel(spawn, tmpdirs):
     assert f.stop() == 0
     assert ("payload: per-entry buffers (transport.bufpool off), 8 x 1 MiB "
             "per queue") in f.log(), f.log()
+
+
+@pytest.mark.skipif(kernel_has_bufpools(), reason="the kernel has zero-copy")
+def test_zero_copy_falls_back_cleanly_on_a_kernel_without_it(spawn, tmpdirs):
+    """Linux 6.18: auto serves (passthrough opts files in; the host drops
+    the flag) and says why not; on refuses, over io_uring and devfuse."""
+    mp, src = tmpdirs("mnt"), tmpdirs("src")
+    cfg = write_config(tmpdirs, mp, "passthrough", {"mode": "uring"},
+                       {"source": src})
+    f, ready = start(spawn, mp, ["run", cfg])
+    data = os.urandom(300000)
+    with open(os.path.join(mp, "f"), "wb") as out:
+        out.write(data)
+    with open(os.path.join(mp, "f"), "rb") as back:
+        assert back.read() == data
+    assert f.stop() == 0
+    assert ("zero-copy: off (the kernel has no io_uring zero-copy (FUSE 7.46, "
+            "Linux 7.3))") in f.log(), f.log()
+    for mode in ("uring", "devfuse"):
+        cfg = write_config(tmpdirs, mp, "memfs", {"mode": mode, "zero_copy": "on"})
+        res = subprocess.run([FRING, "run", cfg], capture_output=True, text=True,
+                             timeout=30, env=fring_env())
+        assert res.returncode == 1, res
+        assert "ready" not in res.stdout
+        want = ("transport.zero_copy on: the kernel has no io_uring zero-copy"
+                if mode == "uring" else
+                "transport.zero_copy on needs io_uring, but transport.mode is devfuse")
+        assert want in res.stderr, res.stderr
+        assert not is_mounted(mp)
