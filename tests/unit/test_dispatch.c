@@ -152,9 +152,12 @@ static void t_getattr(void *inst, fring_req *r, const struct fring_getattr_args 
 	first_ret = H->reply_attr(r, &at, 3000000001ull);
 }
 
+static uint32_t t_open_extra; /* more open_flags t_opendir replies */
+
 static void t_opendir(void *inst, fring_req *r, const struct fring_open_args *a)
 {
-	struct fring_open_out o = { .fh = 77, .open_flags = FRING_FOPEN_CACHE_DIR };
+	struct fring_open_out o = { .fh = 77, .open_flags = FRING_FOPEN_CACHE_DIR |
+				    t_open_extra };
 
 	first_ret = H->reply_open(r, &o);
 }
@@ -353,6 +356,37 @@ Test(dispatch, open_plugin_and_default)
 	expect_header(0, 16, sizeof(struct fuse_open_out));
 	o = body();
 	cr_expect_eq(o->fh, 0);
+}
+
+/* FOPEN_IO_URING_ZERO_COPY passes only from an ABI 1.5 plugin on a mount
+ * whose rings serve zero-copy; elsewhere the host drops it. */
+Test(dispatch, zero_copy_open_flag_filtered)
+{
+	struct fuse_open_in oi = { .flags = 0 };
+	struct fring_plugin older = t_desc;
+	const struct fuse_open_out *o;
+
+	t_open_extra = FRING_FOPEN_IO_URING_ZERO_COPY;
+	run(FUSE_OPENDIR, 20, 1, &oi, sizeof(oi), NULL, NULL);
+	o = body();
+	cr_expect_eq(o->open_flags, FRING_FOPEN_CACHE_DIR, "kept on a copy mount");
+
+	atomic_store(&dx.mount.zero_copy, 1);
+	nsends = 0;
+	run(FUSE_OPENDIR, 22, 1, &oi, sizeof(oi), NULL, NULL);
+	o = body();
+	cr_expect_eq(o->open_flags, FRING_FOPEN_CACHE_DIR |
+		     FRING_FOPEN_IO_URING_ZERO_COPY);
+
+	older.abi_minor = 4; /* bit 8 meant nothing before 1.5 */
+	dx.desc = &older;
+	nsends = 0;
+	run(FUSE_OPENDIR, 24, 1, &oi, sizeof(oi), NULL, NULL);
+	o = body();
+	cr_expect_eq(o->open_flags, FRING_FOPEN_CACHE_DIR, "kept for a 1.4 plugin");
+	dx.desc = &t_desc;
+	t_open_extra = 0;
+	atomic_store(&dx.mount.zero_copy, 0);
 }
 
 Test(dispatch, null_slot_defaults)
