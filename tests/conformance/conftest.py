@@ -128,6 +128,12 @@ def mount_tmpfs(path):
                    check=True, capture_output=True)
 
 
+def zero_copy_kernel():
+    """Linux 7.3+ (FUSE 7.46 zero-copy) and CAP_SYS_ADMIN (root here)."""
+    rel = os.uname().release.split("-")[0].split(".")
+    return (int(rel[0]), int(rel[1])) >= (7, 3) and os.geteuid() == 0
+
+
 class FringServer:
     """`fring mount` in the foreground, stopped with SIGTERM at the end."""
 
@@ -253,6 +259,9 @@ def target(request):
                 raise
             served = True
             assert "transport %s" % transport in ready, ready
+            if kind == "passthrough" and transport == "uring" and zero_copy_kernel():
+                # Linux 7.3 as root: passthrough's files are zero-copied.
+                assert "zero-copy: on" in server.log(), server.log()
         os.chmod(mp, 0o755)
         yield Target(name, mp)
     finally:
