@@ -4,7 +4,8 @@
 # tests/tsan.sh; clang-14 and its runtime: libFuzzer; libtsan2: gcc's
 # ThreadSanitizer, tests/tsan.sh; valgrind: leak checks; abigail-tools: the
 # ABI check against abi/baseline; libclang1-14: bindgen for the Rust
-# binding; cffi from PyPI: the Python binding; qemu-system-x86, kmod,
+# binding; cffi from PyPI: the Python binding; python3-venv: its install
+# test; qemu-system-x86, kmod,
 # busybox-static, udev, file and virtme-ng from PyPI: the Linux 7.3 VM
 # suite, tests/vm),
 # the fuse module, FUSE-over-io_uring.
@@ -12,7 +13,7 @@ set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
 
 packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
-	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest attr
+	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest python3-venv attr
 	  fio stress-ng valgrind libtsan2 clang-14 libclang-rt-14-dev util-linux
 	  abigail-tools libclang1-14
 	  qemu-system-x86 kmod busybox-static udev file)

@@ -5,8 +5,10 @@ those types), and the integer FRING_* macros are evaluated from `cc -dM`.
 So the binding always has the layout and constants of the headers it is
 pointed at, never a hand-copied one.
 
-Headers: FRING_INCLUDE_DIR, else this repository's abi/include, else the
-includedir of pkg-config's `fring`. Needs a C preprocessor (`cc`, or CC).
+Headers: FRING_INCLUDE_DIR, else this repository's abi/include (a
+checkout), else the copy an installed package carries (fring/include,
+made by `pip install`), else the includedir of pkg-config's `fring`.
+Needs a C preprocessor (`cc`, or CC).
 """
 import os
 import re
@@ -14,13 +16,17 @@ import shutil
 import subprocess
 import tempfile
 
-_REPO_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                             "..", "..", "..", "abi", "include")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_REPO = os.path.normpath(os.path.join(_HERE, "..", "..", ".."))
+_REPO_INCLUDE = os.path.join(_REPO, "abi", "include")
+# the checkout this package sits in (bindings/python/fring), else None
+REPO = _REPO if os.path.isdir(_REPO_INCLUDE) else None
+PACKAGE_INCLUDE = os.path.join(_HERE, "include")
 
 
 def include_dir():
     """The directory holding fring/fring.h, or raise FileNotFoundError."""
-    cands = [os.environ.get("FRING_INCLUDE_DIR"), _REPO_INCLUDE]
+    cands = [os.environ.get("FRING_INCLUDE_DIR"), _REPO_INCLUDE, PACKAGE_INCLUDE]
     if shutil.which("pkg-config"):
         r = subprocess.run(["pkg-config", "--variable=includedir", "fring"],
                            capture_output=True, text=True)

@@ -10,12 +10,19 @@ import (fring._abi), libfring.so opened with dlopen.
 Errors raise fring.Error (its .errno is the positive errno, its message
 the runtime's one-line reason). run() releases the GIL while it serves.
 
-libfring.so: FRING_LIBRARY, else this repository's build/lib, else the
-system's library path.
+libfring.so: FRING_LIBRARY (a path) if set, and only it; else this
+checkout's build/lib; else the installed prefix: that of the `fring` on
+PATH (PREFIX/bin/fring -> PREFIX/lib, lib64 or lib/<multiarch>), the
+libdir of pkg-config's `fring`, Python's own prefix; else the system's
+library path (ld.so.cache, LD_LIBRARY_PATH). The error when none loads
+names each place tried and why it failed.
 """
-import ctypes.util
 import errno as _errno
 import os
+import shutil
+import subprocess
+import sys
+import sysconfig
 
 import cffi
 
@@ -31,18 +38,52 @@ globals().update(consts)          # FRING_ABI_MAJOR, FRING_CAP_*, ...
 __all__ += list(consts)
 
 
+def library_candidates():
+    """Where libfring.so is looked for, in order: (path or name, why).
+    FRING_LIBRARY, when set, is the only one."""
+    env = os.environ.get("FRING_LIBRARY")
+    if env:
+        return [(env, "FRING_LIBRARY")]
+    cands = []
+    if _abi.REPO:                         # a checkout, not an install
+        cands.append((os.path.join(_abi.REPO, "build", "lib", "libfring.so"),
+                      "this checkout's build"))
+    libdirs = []
+    fring = shutil.which("fring")       # PREFIX/bin/fring: PREFIX/lib...
+    if fring:
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(fring)))
+        libdirs += [(os.path.join(prefix, d), "the prefix of %s" % fring)
+                    for d in _LIBDIRS]
+    if shutil.which("pkg-config"):
+        r = subprocess.run(["pkg-config", "--variable=libdir", "fring"],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip():
+            libdirs.append((r.stdout.strip(), "pkg-config fring"))
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        libdirs += [(os.path.join(prefix, d), "Python's prefix") for d in _LIBDIRS]
+    cands += [(os.path.join(d, "libfring.so"), why) for d, why in libdirs]
+    cands.append(("libfring.so", "the system's library path"))
+    return cands
+
+
+# CMAKE_INSTALL_LIBDIR: lib, lib64, or lib/<multiarch> (Debian, /usr)
+_LIBDIRS = ["lib", "lib64"] + (["lib/" + sysconfig.get_config_var("MULTIARCH")]
+                               if sysconfig.get_config_var("MULTIARCH") else [])
+
+
 def _open_lib():
-    cands = [os.environ.get("FRING_LIBRARY"),
-             os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "..", "..", "..", "build", "lib", "libfring.so"),
-             ctypes.util.find_library("fring")]
-    for c in cands:
-        if c and (os.path.exists(c) or not os.path.isabs(c)):
-            try:
-                return ffi.dlopen(c)
-            except OSError:
-                continue
-    raise OSError("libfring.so not found: set FRING_LIBRARY to its path")
+    tried = []
+    for path, why in library_candidates():
+        if os.path.isabs(path) and not os.path.exists(path):
+            tried.append("%s (%s): no such file" % (path, why))
+            continue
+        try:
+            return ffi.dlopen(path)
+        except OSError as e:
+            tried.append("%s (%s): %s" % (path, why, e))
+    raise OSError(_errno.ENOENT, "libfring.so not found; tried: %s. Set "
+                  "FRING_LIBRARY to its path (a build's lib/libfring.so, "
+                  "or PREFIX/lib/libfring.so of an install)" % "; ".join(tried))
 
 
 lib = _open_lib()
