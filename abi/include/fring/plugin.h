@@ -1,5 +1,5 @@
 /*
- * fring plugin ABI, version 1.4 (abi/CHANGELOG.md lists what each minor added).
+ * fring plugin ABI, version 1.5 (abi/CHANGELOG.md lists what each minor added).
  *
  * A plugin is a shared object that exports exactly one symbol,
  * fring_plugin_entry_v1 (FRING_PLUGIN_ENTRY_SYMBOL). The host dlopen()s it,
