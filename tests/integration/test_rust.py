@@ -233,3 +233,31 @@ def test_rust_requests_end_whatever_the_method_does(replies, spawn, tmpdirs, tra
     assert "lookup: the method panicked: answering EIO" in log, log
     assert """replies-rust: lookup panicked: lookup of "panic" panics on purpose""" in log, log
     assert "lookup: reply dropped without an answer: answering EIO" in log, log
+
+
+@pytest.fixture(scope="module")
+def rust_null():
+    """sdk-examples/rust-null (bench/bindings' rust-null), dev profile."""
+    cargo("build", "--manifest-path", manifest("sdk-examples/rust-null"))
+    return os.path.join(TARGET, "debug", "libnull_rust.so")
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_rust_null_is_plugins_null(rust_null, mount, transport):
+    from null_semantics import check_null
+    src = open(os.path.join(ROOT, "sdk-examples/rust-null/src/lib.rs")).read()
+    code = "\n".join(l.split("//")[0] for l in src.splitlines())
+    assert "unsafe" not in code.replace("deny(unsafe_code)", "")
+    mnt = mount(rust_null, {"files": "3", "size": "3MiB"}, transport=transport)
+    check_null(mnt, 3, 3 << 20)
+
+
+@pytest.mark.parametrize("option, message", [
+    ("files=0", "null-rust: files: expected a count 1..1000000, got 0"),
+    ("size=lots", "bad value 'lots' for option 'size'"),
+    ("colour=red", "null-rust: unknown option 'colour' (known: size, files)"),
+])
+def test_rust_null_bad_options_are_refused(rust_null, tmpdirs, option, message):
+    r = run_fring("mount", rust_null, tmpdirs("mnt"), "-o", option)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
