@@ -158,5 +158,12 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 		return rc;
 	if ((v = cfg_get(c, n, "zero_copy", NULL)) && parse_tristate(v, &t->zero_copy))
 		return bad(c, v, "transport.zero_copy", "one of auto, on, off");
+	/* What no kernel can serve is a config error (fring check sees it). */
+	if (v && t->zero_copy == FRING_ON && t->mode == FRING_MODE_DEVFUSE)
+		return cfg_error(c, v, "transport.zero_copy on needs io_uring, but "
+				 "transport.mode is devfuse");
+	if (v && t->zero_copy == FRING_ON && t->bufpool == FRING_OFF)
+		return cfg_error(c, v, "transport.zero_copy on needs a buffer pool, "
+				 "but transport.bufpool is off");
 	return 0;
 }

@@ -74,8 +74,11 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 		/* Pools and zero-copy exist only over io_uring: on insists. */
 		if (o->mode == FRING_MODE_URING || o->p.bufpool == FRING_ON ||
 		    o->p.zero_copy == FRING_ON) {
-			*err = fring_strf("transport uring: io_uring unavailable: "
-					  "%s", why);
+			/* A refused "on" names itself; io_uring may work. */
+			*err = !strncmp(why, "transport.", 10)
+				       ? fring_strf("%s", why)
+				       : fring_strf("transport uring: io_uring "
+						    "unavailable: %s", why);
 			return -EOPNOTSUPP;
 		}
 		fring_info("%s: transport devfuse: io_uring not used: %s",

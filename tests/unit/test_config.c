@@ -365,6 +365,12 @@ Test(config, transport_errors)
 		   "got '99999999999999999999'");
 	expect_err(M "    transport: { zero_copy: maybe }\n",
 		   "t.yaml:4:29: transport.zero_copy must be one of auto, on, off, got 'maybe'");
+	expect_err(M "    transport: { mode: devfuse, zero_copy: on }\n",
+		   "t.yaml:4:44: transport.zero_copy on needs io_uring, but "
+		   "transport.mode is devfuse");
+	expect_err(M "    transport: { bufpool: off, zero_copy: on }\n",
+		   "t.yaml:4:43: transport.zero_copy on needs a buffer pool, but "
+		   "transport.bufpool is off");
 	expect_err(M "    transport: { bufpool: 64MiB }\n",
 		   "t.yaml:4:27: transport.bufpool must be one of auto, on, off or a "
 		   "mapping { mode, size, registered }, got '64MiB'");
