@@ -102,8 +102,9 @@ def installed_plugin(v):
     return r.stdout.strip()
 
 
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
 def test_installed_plugin_serves_the_example_from_outside_the_checkout(
-        venv, spawn, tmpdirs, monkeypatch):
+        venv, spawn, tmpdirs, monkeypatch, transport):
     so = installed_plugin(venv)
     site = site_packages(venv)
     assert so == os.path.join(site, "fring", "fring_python.so")
@@ -115,9 +116,9 @@ def test_installed_plugin_serves_the_example_from_outside_the_checkout(
         monkeypatch.delenv(k, raising=False)
     for module, check in (("hello.py", "hello"), ("where.py", "where")):
         mp = tmpdirs("mnt")
-        f = spawn(["mount", so, mp, "-o", "module=" + os.path.join(example, module)],
-                  [mp])
-        f.wait_ready(1)
+        f = spawn(["mount", so, mp, "-t", transport, "-o",
+                   "module=" + os.path.join(example, module)], [mp])
+        assert f.wait_ready(1)[0].endswith("transport %s)" % transport)
         with open(os.path.join(mp, check)) as fh:
             text = fh.read()
         if check == "hello":
