@@ -195,7 +195,7 @@ if ((asan_ok)); then
 	# Not the binding tests: Python cannot load the ASan libfring.so (the
 	# ASan runtime must come first), an embedded interpreter "leaks" by
 	# design at exit, and the Rust code is not instrumented anyway.
-	asan_tests mount -R "${FRING_SAN_MOUNT:-.}" -E 'mount_test_(python|rust)$'
+	asan_tests mount -R "${FRING_SAN_MOUNT:-.}" -E 'mount_test_(python|rust)(_.*)?$'
 
 	wait
 elif want valgrind; then
