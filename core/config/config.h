@@ -11,6 +11,7 @@
  *       transport:                    (optional map)
  *         mode: auto|uring|devfuse
  *         queues: auto|1..1024
+ *         placement: auto|local       (queue threads; place.h)
  *         queue_depth: 1..4096        (default 8)
  *         bufpool: auto|on|off or { mode: auto|on|off, size: 8MiB,
  *                  registered: true }  (Linux 7.3 buffer pools)
@@ -40,6 +41,8 @@ struct fring_cfg_option {
 
 enum fring_transport_mode { FRING_MODE_AUTO, FRING_MODE_URING, FRING_MODE_DEVFUSE };
 enum fring_tristate { FRING_AUTO, FRING_ON, FRING_OFF };
+/* Values equal the transport's FRING_URING_PLACE_*. */
+enum fring_placement { FRING_PLACEMENT_AUTO, FRING_PLACEMENT_LOCAL };
 
 struct fring_cfg_transport {
 	enum fring_transport_mode mode;
@@ -51,6 +54,7 @@ struct fring_cfg_transport {
 	enum fring_tristate zero_copy;
 	uint32_t request_timeout; /* seconds, 0 = off */
 	uint32_t poll_us;         /* io_uring busy-poll budget, 0 = off */
+	enum fring_placement placement; /* io_uring queue threads; default auto */
 };
 #define FRING_DEFAULT_REQUEST_TIMEOUT 300
 #define FRING_DEFAULT_POLL_US 20

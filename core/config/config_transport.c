@@ -23,6 +23,7 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 	t->zero_copy = FRING_AUTO;
 	t->request_timeout = FRING_DEFAULT_REQUEST_TIMEOUT;
 	t->poll_us = FRING_DEFAULT_POLL_US;
+	t->placement = FRING_PLACEMENT_AUTO;
 }
 
 /* Decimal digits only, within lo..hi. */
@@ -122,7 +123,8 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 {
 	static const char *const keys[] = { "mode", "queues", "queue_depth",
 					    "bufpool", "zero_copy",
-					    "request_timeout", "poll_us", NULL };
+					    "request_timeout", "poll_us",
+					    "placement", NULL };
 	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
 	yaml_node_t *v;
 	int rc, i;
@@ -154,6 +156,13 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 	    parse_uint(v, 0, 1000, &t->poll_us))
 		return bad(c, v, "transport.poll_us",
 			   "an integer 0..1000 (microseconds, 0 = off)");
+	if ((v = cfg_get(c, n, "placement", NULL))) {
+		static const char *const places[] = { "auto", "local", NULL };
+
+		if ((i = pick(v, places)) < 0)
+			return bad(c, v, "transport.placement", "one of auto, local");
+		t->placement = i ? FRING_PLACEMENT_LOCAL : FRING_PLACEMENT_AUTO;
+	}
 	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
 		return rc;
 	if ((v = cfg_get(c, n, "zero_copy", NULL)) && parse_tristate(v, &t->zero_copy))

@@ -358,6 +358,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		.bufpool_size = s->transport.bufpool_size,
 		.bufpool_registered = s->transport.bufpool_registered,
 		.zero_copy = s->transport.zero_copy,
+		.placement = (int)s->transport.placement,
 	};
 	ip.before_reply = fring_uring_init_hook;
 	ip.ud = &s->uo;

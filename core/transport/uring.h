@@ -1,8 +1,8 @@
 /*
  * FUSE-over-io_uring transport for Linux 6.18 (protocol brief section 2).
  *
- * One ring per queue thread, each thread pinned to the CPUs of the qids it
- * serves; ring entries carved from one NUMA-local region per qid and
+ * One ring per queue thread, each thread started on the CPUs of the qids it
+ * serves (moved by load with placement auto: place.h); ring entries carved from one NUMA-local region per qid and
  * registered as io_uring fixed buffers, so backing I/O can land straight in
  * an entry's payload buffer (READ_FIXED/WRITE_FIXED).
  *
@@ -55,7 +55,13 @@ struct fring_uring_params {
 	int bufpool_registered;     /* tell the kernel the pool is a fixed buffer */
 	int bufpool_offered;        /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
 	int zero_copy;              /* transport.zero_copy: FRING_AUTO/ON/OFF (uring_zc.c) */
+	int placement;              /* transport.placement: FRING_URING_PLACE_* */
 };
+
+/* Where queue threads run (place.h). AUTO moves them by load when there is
+ * a thread per qid; LOCAL keeps each on its qid's CPU. */
+#define FRING_URING_PLACE_AUTO 0
+#define FRING_URING_PLACE_LOCAL 1
 
 /* Task-work modes, best first. AUTO tries DEFER, then COOP, then PLAIN
  * (each falls back on EINVAL from io_uring_setup). */

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "../runtime/request.h"
+#include "place.h"
 #include "uring.h"
 
 /* CQE user_data: an entry pointer with a tag in the low bits (entries are
@@ -77,7 +78,8 @@ struct uring_counters {
 	_Atomic uint64_t requests, commits, remote, fixed_reads, fixed_writes,
 		inline_reads, inline_writes, io_errors, entries, wakeups,
 		pool_hits, pool_full, zc_reads, zc_writes, zc_copied,
-		zc_refused, zc_owner_plain, zc_owner_rmw;
+		zc_refused, zc_owner_plain, zc_owner_rmw,
+		depth_sum; /* per arrival: the qid's requests then held (place.h) */
 };
 
 /* One qid: its CPU, its NUMA-local region and its entries. */
@@ -100,6 +102,8 @@ struct uring_queue {
 	uint32_t pool_busy;            /* owner: buffers held in userspace */
 	uint8_t zc;                    /* added with FUSE_URING_ZERO_COPY, with a
 					* pool: its entries carry zc slots */
+	uint32_t held;                 /* owner: requests in userspace */
+	uint32_t batch;                /* owner: arrivals in this CQE batch */
 	struct uring_counters ctr;
 };
 
@@ -146,6 +150,23 @@ struct uring_thread {
 					* finished by the caller (uring_serve.c) */
 };
 
+/* uring_place.c: transport.placement auto. The window fields are written
+ * only by the thread holding busy. */
+struct uring_place {
+	int on;                        /* adapting (else why says what is fixed) */
+	const char *why;
+	struct fring_place pol;
+	uint8_t *usable;               /* CPU i may run queue threads */
+	struct fring_place_load *seen; /* counters when the window opened */
+	struct fring_place_load *win;
+	_Atomic uint64_t next_ns;      /* when the open window closes */
+	atomic_flag busy;              /* a thread is closing a window */
+	int applied_kind;
+	uint64_t since_ns;             /* when the applied placement began */
+	uint64_t time_ns[2];           /* per enum fring_place_kind */
+	uint32_t changes;
+};
+
 struct fring_uring {
 	struct fring_dispatch *dx;
 	int fuse_fd;
@@ -161,6 +182,7 @@ struct fring_uring {
 	int *cpus;                     /* possible CPU of each qid */
 	struct uring_queue *queues;    /* nr_qids */
 	struct uring_thread *threads;  /* nr_threads */
+	struct uring_place place;
 	int stop_fd;                   /* eventfd: stop every thread */
 	uint32_t ring_pref;            /* FRING_URING_RING_* */
 	char ring_mode[96];
@@ -280,6 +302,14 @@ extern __thread struct uring_thread *uring_self;
 /* uring_queue.c */
 void *uring_thread_main(void *arg);
 
+/* uring_place.c. init after layout (0 or -errno); tick after each CQE
+ * batch (cheap unless a window is due). */
+int uring_place_init(struct fring_uring *u, int placement);
+void uring_place_free(struct fring_uring *u);
+void uring_place_tick(struct uring_thread *t);
+void uring_place_describe(const struct fring_uring *u, char *buf, size_t len);
+void uring_place_log(const struct fring_uring *u, const char *name);
+
 /* uring_abort.c */
 int uring_abort_connection(struct fring_uring *u, const char *why);
 
@@ -301,6 +331,12 @@ void __tsan_release(void *addr);
 static inline void ctr_inc(_Atomic uint64_t *c)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+static inline void ctr_add(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
 			      memory_order_relaxed);
 }
 

@@ -247,11 +247,14 @@ static void serve(struct uring_thread *t)
 			uring_abort_connection(t->u, "the queue ring failed");
 			break;
 		}
+		for (uint32_t i = 0; i < t->nq; i++)
+			t->queues[i].batch = 0;
 		io_uring_for_each_cqe(&t->ring, head, cqe) {
 			uring_handle_cqe(t, cqe);
 			n++;
 		}
 		io_uring_cq_advance(&t->ring, n);
+		uring_place_tick(t);
 	}
 	if (t->live > 0)
 		fring_dbg("uring: thread %u: stopped with %u entries live",

@@ -241,6 +241,7 @@ static void run_action(struct uring_thread *t, struct uring_ent *e)
 			owner_commit_check(e);
 		uring_pool_release(e);
 		URING_TSAN_RELEASE(t->u);
+		e->q->held--;
 		atomic_store_explicit(&e->state, ENT_KERNEL, memory_order_relaxed);
 		ret = uring_prep_commit(t, e);
 		if (!ret)
@@ -369,6 +370,13 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 	e->commit_id = commit_id;
 	atomic_store_explicit(&e->abandoned, 0, memory_order_relaxed);
 	ctr_inc(&e->q->ctr.requests);
+	/* Depth: the requests of this qid the thread has at once, counting
+	 * those that came in the same CQE batch (an inline reply has already
+	 * left held by the next arrival, but its commit is not yet sent). */
+	++e->q->batch;
+	++e->q->held;
+	ctr_add(&e->q->ctr.depth_sum,
+		e->q->batch > e->q->held ? e->q->batch : e->q->held);
 	uring_ent_init_req(e);
 	e->req.zero_copy = e->zc;
 	atomic_store_explicit(&e->state, ENT_USER, memory_order_release);

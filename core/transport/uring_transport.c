@@ -36,6 +36,7 @@ static void destroy(struct fring_uring *u)
 	close_fd(&u->stop_fd);
 	pthread_cond_destroy(&u->cond);
 	pthread_mutex_destroy(&u->lock);
+	uring_place_free(u);
 	free(u->threads);
 	free(u->queues);
 	free(u->cpus);
@@ -168,7 +169,7 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		      struct fring_uring **out, char **err)
 {
 	struct fring_uring *u = calloc(1, sizeof(*u));
-	char why[96], desc[160];
+	char why[96], desc[192];
 	int n, ret;
 
 	*out = NULL;
@@ -218,6 +219,12 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		destroy(u);
 		return ret;
 	}
+	ret = uring_place_init(u, p->placement);
+	if (ret) {
+		*err = fring_strf("ring setup failed: %s", strerror(-ret));
+		destroy(u);
+		return ret;
+	}
 	ret = spawn(u, err);
 	if (ret) {
 		release(u, -1);
@@ -230,6 +237,9 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	fring_info("%s: payload: %s", u->mountpoint ? u->mountpoint : "?", desc);
 	uring_zc_describe(u, desc, sizeof(desc));
 	fring_info("%s: zero-copy: %s", u->mountpoint ? u->mountpoint : "?", desc);
+	uring_place_describe(u, desc, sizeof(desc));
+	fring_info("%s: queue placement: %s", u->mountpoint ? u->mountpoint : "?",
+		   desc);
 	fring_dbg("uring: %u qids on %u threads, %u entries per qid, %u-byte "
 		  "payloads, ring %s, busy-poll %llu us", u->nr_qids,
 		  u->nr_threads, u->depth, u->payload_sz, u->ring_mode,
@@ -395,4 +405,5 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 			  (unsigned long long)t.zc_refused,
 			  (unsigned long long)t.zc_owner_plain,
 			  (unsigned long long)t.zc_owner_rmw);
+	uring_place_log(u, name);
 }

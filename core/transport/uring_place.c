@@ -1,0 +1,199 @@
+/*
+ * transport.placement auto: close a window of load every
+ * URING_PLACE_WINDOW_NS, feed it to the policy (place.c) and move the
+ * queue threads it names with pthread_setaffinity_np.
+ *
+ * Only a thread's CPU changes: every qid keeps its ring, its entries and
+ * its thread, so no request is dropped, redirected or reordered by a
+ * change, and the kernel's queue map (every qid registered) is untouched.
+ * Windows are closed by whichever queue thread finishes a batch after the
+ * deadline, so an idle mount does nothing at all (no timer), and after
+ * idleness the threads are where they were (no new wake-up cost).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../runtime/log.h"
+#include "uring_internal.h"
+
+#define URING_PLACE_WINDOW_NS 50000000ull /* 50 ms */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *mnt(const struct fring_uring *u)
+{
+	return u->mountpoint ? u->mountpoint : "?";
+}
+
+static void snapshot(const struct fring_uring *u, struct fring_place_load *out)
+{
+	for (uint32_t q = 0; q < u->nr_qids; q++) {
+		const struct uring_counters *c = &u->queues[q].ctr;
+
+		out[q].requests = atomic_load_explicit(&c->requests, memory_order_relaxed);
+		out[q].depth_sum = atomic_load_explicit(&c->depth_sum, memory_order_relaxed);
+	}
+}
+
+int uring_place_init(struct fring_uring *u, int placement)
+{
+	struct uring_place *pl = &u->place;
+	cpu_set_t mine;
+	int ret;
+
+	atomic_flag_clear(&pl->busy);
+	pl->since_ns = now_ns();
+	if (u->nr_threads != u->nr_qids)
+		pl->why = "fixed: transport.queues";
+	else if (placement == FRING_URING_PLACE_LOCAL)
+		pl->why = "local: transport.placement";
+	else if (u->nr_qids < 2)
+		pl->why = "local: one CPU";
+	if (pl->why)
+		return 0;
+	pl->usable = calloc(u->nr_qids, 1);
+	pl->seen = calloc(u->nr_qids, sizeof(*pl->seen));
+	pl->win = calloc(u->nr_qids, sizeof(*pl->win));
+	if (!pl->usable || !pl->seen || !pl->win)
+		return -ENOMEM;
+	/* Only CPUs this process may run on (taskset, cgroup cpusets). */
+	CPU_ZERO(&mine);
+	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
+		return -errno;
+	for (uint32_t q = 0; q < u->nr_qids; q++)
+		pl->usable[q] = u->queues[q].cpu == (int)q && q < CPU_SETSIZE &&
+				CPU_ISSET(q, &mine);
+	ret = fring_place_init(&pl->pol, u->nr_qids, pl->usable, NULL);
+	if (ret == -EINVAL) {
+		pl->why = "local: no CPU of the qids is usable";
+		return 0;
+	}
+	if (ret)
+		return ret;
+	pl->on = 1;
+	atomic_store(&pl->next_ns, pl->since_ns + URING_PLACE_WINDOW_NS);
+	return 0;
+}
+
+void uring_place_free(struct fring_uring *u)
+{
+	fring_place_fini(&u->place.pol);
+	free(u->place.usable);
+	free(u->place.seen);
+	free(u->place.win);
+}
+
+void uring_place_describe(const struct fring_uring *u, char *buf, size_t len)
+{
+	if (u->place.on)
+		snprintf(buf, len, "auto, starting local (each qid's thread on "
+			 "its CPU; a qid whose client keeps requests in flight "
+			 "gets its thread moved to an idle CPU)");
+	else if (u->nr_threads != u->nr_qids)
+		snprintf(buf, len, "fixed (transport.queues: %u threads for %u "
+			 "qids)", u->nr_threads, u->nr_qids);
+	else
+		snprintf(buf, len, "%s", u->place.why);
+}
+
+static void move_thread(struct fring_uring *u, uint32_t q, int cpu)
+{
+	cpu_set_t set;
+	int ret;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ret = pthread_setaffinity_np(u->threads[q].tid, sizeof(set), &set);
+	if (ret)
+		fring_log_ratelimited("uring-place", FRING_LOG_WARN,
+				      "uring: moving qid %u's thread to CPU %d: "
+				      "%s", q, cpu, strerror(ret));
+}
+
+/* The window just closed changed the placement: apply and say so. */
+static void apply(struct fring_uring *u, const int *old, uint64_t now)
+{
+	struct uring_place *pl = &u->place;
+	char map[256];
+	size_t len = 0;
+
+	pl->time_ns[pl->applied_kind] += now - pl->since_ns;
+	pl->since_ns = now;
+	pl->applied_kind = pl->pol.kind;
+	pl->changes++;
+	map[0] = 0;
+	for (uint32_t q = 0; q < u->nr_qids; q++) {
+		if (pl->pol.cpu[q] != old[q])
+			move_thread(u, q, pl->pol.cpu[q]);
+		if (pl->pol.cpu[q] != (int)q && len < sizeof(map) - 32)
+			len += (size_t)snprintf(map + len, sizeof(map) - len,
+						"%sqid %u on CPU %d", len ? ", " : "",
+						q, pl->pol.cpu[q]);
+	}
+	fring_dbg("%s: uring: placement now %s%s%s%s (window %llu ms)", mnt(u),
+		  fring_place_kind_name(pl->pol.kind), len ? " (" : "", map,
+		  len ? ")" : "",
+		  (unsigned long long)(URING_PLACE_WINDOW_NS / 1000000));
+}
+
+void uring_place_tick(struct uring_thread *t)
+{
+	struct fring_uring *u = t->u;
+	struct uring_place *pl = &u->place;
+	struct fring_place_load *w = pl->win;
+	int old[64], *prev = old;
+	uint64_t now;
+
+	if (!pl->on)
+		return;
+	now = now_ns();
+	if (now < atomic_load_explicit(&pl->next_ns, memory_order_relaxed) ||
+	    atomic_flag_test_and_set_explicit(&pl->busy, memory_order_acquire))
+		return;
+	if (now < atomic_load_explicit(&pl->next_ns, memory_order_relaxed))
+		goto out;
+	atomic_store_explicit(&pl->next_ns, now + URING_PLACE_WINDOW_NS,
+			      memory_order_relaxed);
+	snapshot(u, w);
+	for (uint32_t q = 0; q < u->nr_qids; q++) {
+		struct fring_place_load cur = w[q];
+
+		w[q].requests -= pl->seen[q].requests;
+		w[q].depth_sum -= pl->seen[q].depth_sum;
+		pl->seen[q] = cur;
+	}
+	if (u->nr_qids > 64 && !(prev = malloc(u->nr_qids * sizeof(*prev))))
+		goto out;
+	memcpy(prev, pl->pol.cpu, u->nr_qids * sizeof(*prev));
+	if (fring_place_step(&pl->pol, w))
+		apply(u, prev, now);
+	if (prev != old)
+		free(prev);
+out:
+	atomic_flag_clear_explicit(&pl->busy, memory_order_release);
+}
+
+void uring_place_log(const struct fring_uring *u, const char *name)
+{
+	const struct uring_place *pl = &u->place;
+	uint64_t t[2] = { pl->time_ns[0], pl->time_ns[1] };
+
+	if (!pl->on)
+		return;
+	t[pl->applied_kind] += now_ns() - pl->since_ns;
+	fring_dbg("%s: uring: placement: local %.2f s, beside %.2f s, %u "
+		  "changes", name, (double)t[FRING_PLACE_LOCAL] / 1e9,
+		  (double)t[FRING_PLACE_BESIDE] / 1e9, pl->changes);
+}
