@@ -12,6 +12,7 @@
  *         mode: auto|uring|devfuse
  *         queues: auto|1..1024
  *         placement: auto|local       (queue threads; place.h)
+ *         cpus: 0-3,8                 (CPUs queue threads may use)
  *         queue_depth: 1..4096        (default 8)
  *         bufpool: auto|on|off or { mode: auto|on|off, size: 8MiB,
  *                  registered: true }  (Linux 7.3 buffer pools)
@@ -55,6 +56,7 @@ struct fring_cfg_transport {
 	uint32_t request_timeout; /* seconds, 0 = off */
 	uint32_t poll_us;         /* io_uring busy-poll budget, 0 = off */
 	enum fring_placement placement; /* io_uring queue threads; default auto */
+	char *cpus;               /* transport.cpus, a CPU list; NULL = all */
 };
 #define FRING_DEFAULT_REQUEST_TIMEOUT 300
 #define FRING_DEFAULT_POLL_US 20
@@ -97,5 +99,10 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t);
  * garbage, -ERANGE on overflow. */
 int fring_parse_size(const char *s, uint64_t *out);
 int fring_parse_bool(const char *s, int *out);
+
+/* Parse a CPU list ("0-3,8,10-11", as in sysfs and transport.cpus) into
+ * a malloc'ed array in the list's order. Returns the count, or -EINVAL
+ * (not a list, or empty), -ENOMEM. */
+int fring_parse_cpulist(const char *s, int **out);
 
 #endif /* FRING_CONFIG_H */

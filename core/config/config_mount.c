@@ -20,6 +20,7 @@ void cfg_mount_free(struct fring_cfg_mount *m)
 	free(m->plugin);
 	free(m->fsname);
 	free(m->subtype);
+	free(m->transport.cpus);
 }
 
 /* A required, non-empty string. */

@@ -124,7 +124,7 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 	static const char *const keys[] = { "mode", "queues", "queue_depth",
 					    "bufpool", "zero_copy",
 					    "request_timeout", "poll_us",
-					    "placement", NULL };
+					    "placement", "cpus", NULL };
 	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
 	yaml_node_t *v;
 	int rc, i;
@@ -162,6 +162,16 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 		if ((i = pick(v, places)) < 0)
 			return bad(c, v, "transport.placement", "one of auto, local");
 		t->placement = i ? FRING_PLACEMENT_LOCAL : FRING_PLACEMENT_AUTO;
+	}
+	if ((v = cfg_get(c, n, "cpus", NULL))) {
+		int *list = NULL, nr = v->type == YAML_SCALAR_NODE
+					       ? fring_parse_cpulist(cfg_scalar(v), &list)
+					       : -EINVAL;
+
+		free(list);
+		if (nr < 0 || !(t->cpus = strdup(cfg_scalar(v))))
+			return bad(c, v, "transport.cpus",
+				   "a CPU list such as 0-3,8");
 	}
 	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
 		return rc;

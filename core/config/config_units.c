@@ -3,6 +3,7 @@
  * whitespace and silently negate "-1". */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -68,5 +69,53 @@ int fring_parse_bool(const char *s, int *out)
 			return 0;
 		}
 	}
+	return -EINVAL;
+}
+
+int fring_parse_cpulist(const char *s, int **out)
+{
+	int *cpus = NULL, n = 0, cap = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0)
+			goto bad;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				goto bad;
+			s = end;
+		}
+		if (b - a + 1 > 65536 - n)
+			goto bad;
+		for (long c = a; c <= b; c++) {
+			if (n == cap) {
+				int *nc;
+
+				cap = cap ? cap * 2 : 16;
+				nc = realloc(cpus, sizeof(*cpus) * cap);
+				if (!nc) {
+					free(cpus);
+					return -ENOMEM;
+				}
+				cpus = nc;
+			}
+			cpus[n++] = (int)c;
+		}
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			goto bad;
+	}
+	if (!n)
+		goto bad;
+	*out = cpus;
+	return n;
+bad:
+	free(cpus);
 	return -EINVAL;
 }

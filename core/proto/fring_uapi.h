@@ -122,6 +122,13 @@ enum fuse_opcode {
  * (Seed 003 used this bit for REDUCED_Q; on 7.3 and to fring it is always
  * buffer pools.) */
 #define FUSE_HAS_IO_URING_BUFPOOL (1ull << 43)
+/* PROVISIONAL, in no kernel: seed 003 ("Allow to reduce the number of
+ * queues", v5 on 7.2) lets the server register 1..nr_cpus queues and has
+ * the kernel map every CPU to one of them. The seed numbers it bit 43 at
+ * minor 46, which Linux 7.3 gave to buffer pools, so fring reads it from
+ * the next free bit and only when offered; without it every CPU's queue is
+ * registered (fewer hang all I/O on 7.3). An offer only, not echoed. */
+#define FUSE_URING_REDUCED_Q (1ull << 44)
 
 /* SETATTR valid bits (fuse_setattr_in.valid). */
 #define FATTR_MODE (1u << 0)

@@ -194,6 +194,7 @@ int fring_session_new(const struct fring_session_params *p,
 	s->ro = p->ro;
 	s->nr_threads = p->nr_threads;
 	s->transport = p->transport;
+	s->transport.cpus = dup_or_null(p->transport.cpus, &oom);
 	pthread_mutex_init(&s->lock, NULL);
 	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (oom || s->done_fd < 0 ||
@@ -359,6 +360,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		.bufpool_registered = s->transport.bufpool_registered,
 		.zero_copy = s->transport.zero_copy,
 		.placement = (int)s->transport.placement,
+		.cpus = s->transport.cpus,
 	};
 	ip.before_reply = fring_uring_init_hook;
 	ip.ud = &s->uo;
@@ -607,6 +609,7 @@ void fring_session_free(struct fring_session *s)
 		close(s->done_fd);
 	pthread_mutex_destroy(&s->lock);
 	free(s->mountpoint);
+	free(s->transport.cpus);
 	free(s->fsname);
 	free(s->subtype);
 	free(s->config_file);

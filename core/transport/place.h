@@ -84,4 +84,54 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w);
 
 const char *fring_place_kind_name(int kind); /* "local", "beside" */
 
+/*
+ * NUMA spread (place_numa.c): which CPUs get a queue (with the kernel's
+ * reduced queues, seed 003) or a queue thread (N threads for every qid),
+ * so that each node has its share and queue memory stays on its node.
+ */
+struct fring_topo {
+	uint32_t nr_cpus;       /* CPUs 0..nr_cpus-1 (the possible CPUs) */
+	const int *node;        /* nr_cpus NUMA nodes (>= 0), or NULL: one node */
+	const uint8_t *usable;  /* nr_cpus flags (online, allowed, transport.cpus),
+				 * or NULL: all */
+};
+
+/* Choose n usable CPUs, ascending, into out: with n >= the nodes that have
+ * usable CPUs every such node gets one, the rest is split over nodes in
+ * proportion to their usable CPUs (largest remainder), and each node's
+ * share is spread evenly over its CPUs; with fewer, the nodes with the
+ * most usable CPUs get one each (lower node first on ties). n above the
+ * usable CPUs is cut to them. Returns the count chosen, or -EINVAL (n 0
+ * or nothing usable), -ENOMEM. */
+int fring_place_pick_cpus(const struct fring_topo *t, uint32_t n, int *out);
+
+/* Serve every qid 0..nr_cpus-1 with nthreads threads: thread i runs on
+ * home[i] (from fring_place_pick_cpus); qid q goes to the thread whose home
+ * is q, else round-robin to the threads on q's node, else to all threads.
+ * thread_of: nr_cpus thread indexes. Returns nthreads used (<= asked), or
+ * -errno. */
+int fring_place_threads(const struct fring_topo *t, uint32_t nthreads,
+			int *home, uint32_t *thread_of);
+
+/* The queue layout of a mount: which qids are registered and which thread
+ * serves each. */
+struct fring_place_plan {
+	uint32_t nr_reg;      /* qids registered */
+	int *reg;             /* nr_reg qids (CPUs), ascending */
+	uint32_t *thread_of;  /* nr_reg: the thread serving reg[i] */
+	uint32_t nr_threads;
+	int *home;            /* nr_threads: the CPU each thread starts on */
+	int reduced;          /* fewer qids than t->nr_cpus (kernel REDUCED_Q) */
+};
+
+/* queues: transport.queues (0 = auto). With reduced (the kernel offers
+ * FUSE_URING_REDUCED_Q), register queues qids (auto: every usable CPU)
+ * spread by fring_place_pick_cpus, a thread each. Without it every qid
+ * 0..nr_cpus-1 is registered (fewer hang the kernel's I/O) and served by
+ * queues threads (auto: one per usable CPU) from fring_place_threads.
+ * 0 or -errno; free with fring_place_plan_free. */
+int fring_place_plan(const struct fring_topo *t, uint32_t queues, int reduced,
+		     struct fring_place_plan *out);
+void fring_place_plan_free(struct fring_place_plan *p);
+
 #endif /* FRING_TRANSPORT_PLACE_H */

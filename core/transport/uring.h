@@ -56,6 +56,8 @@ struct fring_uring_params {
 	int bufpool_offered;        /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
 	int zero_copy;              /* transport.zero_copy: FRING_AUTO/ON/OFF (uring_zc.c) */
 	int placement;              /* transport.placement: FRING_URING_PLACE_* */
+	const char *cpus;           /* transport.cpus (a CPU list), NULL: all */
+	int reduced_offered;        /* by the hook: INIT had FUSE_URING_REDUCED_Q */
 };
 
 /* Where queue threads run (place.h). AUTO moves them by load when there is

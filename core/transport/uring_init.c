@@ -59,6 +59,7 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 		o->p.max_write = res->max_write;
 		o->p.max_pages = res->max_pages;
 		o->p.bufpool_offered = !!(res->capable & FUSE_HAS_IO_URING_BUFPOOL);
+		o->p.reduced_offered = !!(res->capable & FUSE_URING_REDUCED_Q);
 		ret = fring_uring_setup(&o->p, &o->u, &msg);
 		if (!ret)
 			atomic_store(&o->p.dx->mount.zero_copy,

@@ -8,6 +8,7 @@
 
 #include <liburing.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -126,6 +127,7 @@ struct uring_memfd {
 struct uring_thread {
 	struct fring_uring *u;
 	uint32_t idx;
+	int home;                      /* the CPU it starts on (uring_layout.c) */
 	pthread_t tid;
 	int started;                   /* pthread_create succeeded */
 	struct io_uring ring;
@@ -154,7 +156,7 @@ struct uring_thread {
  * only by the thread holding busy. */
 struct uring_place {
 	int on;                        /* adapting (else why says what is fixed) */
-	const char *why;
+	char why[96];
 	struct fring_place pol;
 	uint8_t *usable;               /* CPU i may run queue threads */
 	struct fring_place_load *seen; /* counters when the window opened */
@@ -172,7 +174,13 @@ struct fring_uring {
 	int fuse_fd;
 	char *mountpoint;              /* for messages */
 	uint32_t conn_id;              /* fusectl id, 0 = look it up */
-	uint32_t nr_qids, nr_threads, depth, payload_sz;
+	uint32_t nr_qids, nr_threads, depth, payload_sz; /* nr_qids: registered */
+	uint32_t nr_cpus;              /* possible CPUs: the kernel's qid space */
+	uint8_t *usable;               /* nr_cpus: may run queue threads */
+	int *node;                     /* nr_cpus: NUMA node of each CPU */
+	int reduced;                   /* fewer qids than CPUs registered */
+	int reduced_offered;           /* INIT offered FUSE_URING_REDUCED_Q */
+	int cpus_set;                  /* transport.cpus given */
 	uint32_t pool_bufs;            /* buffers per qid's pool, 0: per-entry */
 	int pool_registered;           /* transport.bufpool.registered */
 	int zc;                        /* zero-copy planned (uring_zc.c) */
@@ -202,7 +210,6 @@ struct fring_uring {
 
 /* uring_probe.c */
 int uring_sysctl_disabled(void);
-int uring_parse_cpulist(const char *s, int **out);
 int uring_possible_cpu_list(int **out);
 /* 1 if cap (CAP_*) is in this thread's effective set (capget, not uid). */
 int uring_cap_effective(int cap);
@@ -301,6 +308,16 @@ extern __thread struct uring_thread *uring_self;
 
 /* uring_queue.c */
 void *uring_thread_main(void *arg);
+
+/* uring_layout.c: topology and plan -> u->queues, u->threads (after the
+ * pool and zero-copy plans). 0, or -errno (with *err for a bad
+ * transport.cpus). */
+int uring_layout(struct fring_uring *u, const struct fring_uring_params *p,
+		 char **err);
+/* The CPUs t may run on: its queues' usable CPUs, else its home. */
+void uring_thread_cpus(const struct uring_thread *t, cpu_set_t *set);
+/* "2, a thread each: qid 0 on CPU 0 node 0; qid 1 on CPU 1 node 0". */
+void uring_layout_describe(const struct fring_uring *u, char *buf, size_t len);
 
 /* uring_place.c. init after layout (0 or -errno); tick after each CQE
  * batch (cheap unless a window is due). */

@@ -50,34 +50,35 @@ static void snapshot(const struct fring_uring *u, struct fring_place_load *out)
 int uring_place_init(struct fring_uring *u, int placement)
 {
 	struct uring_place *pl = &u->place;
-	cpu_set_t mine;
 	int ret;
 
 	atomic_flag_clear(&pl->busy);
 	pl->since_ns = now_ns();
-	if (u->nr_threads != u->nr_qids)
-		pl->why = "fixed: transport.queues";
+	if (u->reduced)
+		snprintf(pl->why, sizeof(pl->why), "fixed (reduced queues: a "
+			 "thread on each registered qid's CPU)");
+	else if (u->nr_threads != u->nr_qids)
+		snprintf(pl->why, sizeof(pl->why), "fixed (%s: %u thread%s for %u "
+			 "qids)", u->cpus_set ? "transport.cpus" : "transport.queues",
+			 u->nr_threads, u->nr_threads == 1 ? "" : "s", u->nr_qids);
 	else if (placement == FRING_URING_PLACE_LOCAL)
-		pl->why = "local: transport.placement";
+		snprintf(pl->why, sizeof(pl->why), "local: transport.placement");
 	else if (u->nr_qids < 2)
-		pl->why = "local: one CPU";
-	if (pl->why)
+		snprintf(pl->why, sizeof(pl->why), "local: one CPU");
+	if (pl->why[0])
 		return 0;
 	pl->usable = calloc(u->nr_qids, 1);
 	pl->seen = calloc(u->nr_qids, sizeof(*pl->seen));
 	pl->win = calloc(u->nr_qids, sizeof(*pl->win));
 	if (!pl->usable || !pl->seen || !pl->win)
 		return -ENOMEM;
-	/* Only CPUs this process may run on (taskset, cgroup cpusets). */
-	CPU_ZERO(&mine);
-	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
-		return -errno;
+	/* A thread per qid, in qid order (uring_layout.c); only CPUs this
+	 * process may use (taskset, cpusets, transport.cpus). */
 	for (uint32_t q = 0; q < u->nr_qids; q++)
-		pl->usable[q] = u->queues[q].cpu == (int)q && q < CPU_SETSIZE &&
-				CPU_ISSET(q, &mine);
-	ret = fring_place_init(&pl->pol, u->nr_qids, pl->usable, NULL);
+		pl->usable[q] = u->queues[q].qid == q && u->usable[q];
+	ret = fring_place_init(&pl->pol, u->nr_qids, pl->usable, u->node);
 	if (ret == -EINVAL) {
-		pl->why = "local: no CPU of the qids is usable";
+		snprintf(pl->why, sizeof(pl->why), "local: no CPU of the qids is usable");
 		return 0;
 	}
 	if (ret)
@@ -101,9 +102,6 @@ void uring_place_describe(const struct fring_uring *u, char *buf, size_t len)
 		snprintf(buf, len, "auto, starting local (each qid's thread on "
 			 "its CPU; a qid whose client keeps requests in flight "
 			 "gets its thread moved to an idle CPU)");
-	else if (u->nr_threads != u->nr_qids)
-		snprintf(buf, len, "fixed (transport.queues: %u threads for %u "
-			 "qids)", u->nr_threads, u->nr_qids);
 	else
 		snprintf(buf, len, "%s", u->place.why);
 }

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../config/config.h"
 #include "../proto/fring_uapi.h"
 #include "uring_internal.h"
 
@@ -84,56 +85,6 @@ uint32_t fring_uring_max_payload(uint32_t max_write, uint32_t max_pages)
 	return (uint32_t)p;
 }
 
-/* Parse a cpulist ("0-3,8,10-11") into a sorted array. Returns the count or
- * -errno. */
-int uring_parse_cpulist(const char *s, int **out)
-{
-	int *cpus = NULL, n = 0, cap = 0;
-
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b;
-
-		if (end == s || a < 0)
-			goto bad;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a)
-				goto bad;
-			s = end;
-		}
-		if (b - a + 1 > 65536 - n)
-			goto bad;
-		for (long c = a; c <= b; c++) {
-			if (n == cap) {
-				int *nc;
-
-				cap = cap ? cap * 2 : 16;
-				nc = realloc(cpus, sizeof(*cpus) * cap);
-				if (!nc) {
-					free(cpus);
-					return -ENOMEM;
-				}
-				cpus = nc;
-			}
-			cpus[n++] = (int)c;
-		}
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			goto bad;
-	}
-	if (!n)
-		goto bad;
-	*out = cpus;
-	return n;
-bad:
-	free(cpus);
-	return -EINVAL;
-}
-
 int uring_possible_cpu_list(int **out)
 {
 	char line[4096];
@@ -146,7 +97,7 @@ int uring_possible_cpu_list(int **out)
 	fclose(f);
 	if (!ok)
 		return -EIO;
-	return uring_parse_cpulist(line, out);
+	return fring_parse_cpulist(line, out);
 }
 
 int fring_uring_possible_cpus(void)

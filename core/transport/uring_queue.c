@@ -35,15 +35,12 @@ static void pin(struct uring_thread *t)
 {
 	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	for (uint32_t i = 0; i < t->nq; i++)
-		if (t->queues[i].cpu >= 0 && t->queues[i].cpu < CPU_SETSIZE)
-			CPU_SET(t->queues[i].cpu, &set);
+	uring_thread_cpus(t, &set);
 	/* An offline CPU cannot be pinned to; its qid still needs entries,
 	 * served from wherever the scheduler puts us. */
 	if (sched_setaffinity(0, sizeof(set), &set) != 0)
 		fring_warn("uring: thread %u: cannot pin to CPU %d: %s", t->idx,
-			   t->queues[0].cpu, strerror(errno));
+			   t->home, strerror(errno));
 }
 
 static const unsigned ring_modes[] = {

@@ -40,16 +40,10 @@ static void destroy(struct fring_uring *u)
 	free(u->threads);
 	free(u->queues);
 	free(u->cpus);
+	free(u->usable);
+	free(u->node);
 	free(u->mountpoint);
 	free(u);
-}
-
-static int contains(const int *cpus, int n, int cpu)
-{
-	for (int i = 0; i < n; i++)
-		if (cpus[i] == cpu)
-			return 1;
-	return 0;
 }
 
 static void flags_name(unsigned f, char *buf, size_t len)
@@ -58,41 +52,6 @@ static void flags_name(unsigned f, char *buf, size_t len)
 		 f & IORING_SETUP_SINGLE_ISSUER ? "|SINGLE_ISSUER" : "",
 		 f & IORING_SETUP_DEFER_TASKRUN ? "|DEFER_TASKRUN" : "",
 		 f & IORING_SETUP_COOP_TASKRUN ? "|COOP_TASKRUN" : "");
-}
-
-/* Thread t serves a contiguous block of qids: neighbours share a node. */
-static int layout(struct fring_uring *u)
-{
-	int n = (int)u->nr_qids;
-
-	u->queues = calloc(n, sizeof(*u->queues));
-	u->threads = calloc(u->nr_threads, sizeof(*u->threads));
-	if (!u->queues || !u->threads)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < u->nr_threads; i++)
-		u->threads[i].wake_fd = -1;
-	for (int q = 0; q < n; q++) {
-		u->queues[q].qid = (uint16_t)q;
-		/* The kernel's qid is the caller's CPU number. */
-		u->queues[q].cpu = contains(u->cpus, n, q) ? q : u->cpus[0];
-	}
-	for (uint32_t i = 0; i < u->nr_threads; i++) {
-		struct uring_thread *t = &u->threads[i];
-		uint32_t lo = i * u->nr_qids / u->nr_threads;
-		uint32_t hi = (i + 1) * u->nr_qids / u->nr_threads;
-
-		t->u = u;
-		t->idx = i;
-		t->queues = &u->queues[lo];
-		t->nq = hi - lo;
-		t->nents = t->nq * u->depth;
-		uring_mpsc_init(&t->mpsc);
-		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (t->wake_fd < 0)
-			return -errno;
-	}
-	u->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	return u->stop_fd < 0 ? -errno : 0;
 }
 
 /* Start every thread (signals blocked: they belong to the main thread)
@@ -194,9 +153,10 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		destroy(u);
 		return ret;
 	}
-	u->nr_qids = (uint32_t)n;
-	u->nr_threads = p->nr_threads && p->nr_threads < u->nr_qids
-				? p->nr_threads : u->nr_qids;
+	/* Every possible CPU's qid (6.18, 7.3), until a layout with reduced
+	 * queues says fewer. */
+	u->nr_cpus = u->nr_qids = (uint32_t)n;
+	u->reduced_offered = p->reduced_offered;
 	u->depth = p->queue_depth ? p->queue_depth : FRING_URING_DEFAULT_DEPTH;
 	u->poll_ns = (uint64_t)p->poll_us * 1000;
 	u->payload_sz = fring_uring_max_payload(p->max_write, p->max_pages);
@@ -213,9 +173,10 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		return ret;
 	}
 
-	ret = layout(u);
+	ret = uring_layout(u, p, err);
 	if (ret) {
-		*err = fring_strf("ring setup failed: %s", strerror(-ret));
+		if (!*err)
+			*err = fring_strf("ring setup failed: %s", strerror(-ret));
 		destroy(u);
 		return ret;
 	}
@@ -237,6 +198,13 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	fring_info("%s: payload: %s", u->mountpoint ? u->mountpoint : "?", desc);
 	uring_zc_describe(u, desc, sizeof(desc));
 	fring_info("%s: zero-copy: %s", u->mountpoint ? u->mountpoint : "?", desc);
+	{
+		char map[512];
+
+		uring_layout_describe(u, map, sizeof(map));
+		fring_info("%s: queues: %s", u->mountpoint ? u->mountpoint : "?",
+			   map);
+	}
 	uring_place_describe(u, desc, sizeof(desc));
 	fring_info("%s: queue placement: %s", u->mountpoint ? u->mountpoint : "?",
 		   desc);

@@ -172,6 +172,7 @@ Test(config, defaults)
 	cr_expect_eq(t->request_timeout, 300);
 	cr_expect_eq(t->poll_us, 20);
 	cr_expect_eq(t->placement, FRING_PLACEMENT_AUTO);
+	cr_expect_null(t->cpus);
 	fring_cfg_transport_defaults(&d);
 	cr_expect_eq(memcmp(&d, t, sizeof(d)), 0);
 	fring_config_free(cfg);
@@ -315,8 +316,11 @@ Test(config, transport_values)
 	struct fring_config *cfg = parse_ok(
 		M "    transport: { mode: devfuse, queues: 1024, queue_depth: 4096,\n"
 		"      bufpool: { size: 4GiB, registered: Yes }, zero_copy: off,\n"
-		"      request_timeout: 0, poll_us: 1000, placement: local }\n");
+		"      request_timeout: 0, poll_us: 1000, placement: local,\n"
+		"      cpus: \"0-3,8\" }\n");
 	struct fring_cfg_transport *t = &cfg->mounts[0].transport;
+
+	cr_expect_str_eq(t->cpus, "0-3,8");
 
 	cr_expect_eq(t->placement, FRING_PLACEMENT_LOCAL);
 
@@ -366,6 +370,10 @@ Test(config, transport_errors)
 	expect_err(M "    transport: { queues: 99999999999999999999 }\n",
 		   "t.yaml:4:26: transport.queues must be 'auto' or an integer 1..1024, "
 		   "got '99999999999999999999'");
+	expect_err(M "    transport: { cpus: 3-1 }\n",
+		   "t.yaml:4:24: transport.cpus must be a CPU list such as 0-3,8, got '3-1'");
+	expect_err(M "    transport: { cpus: [0, 1] }\n",
+		   "t.yaml:4:24: transport.cpus must be a CPU list such as 0-3,8, got a sequence");
 	expect_err(M "    transport: { placement: spread }\n",
 		   "t.yaml:4:29: transport.placement must be one of auto, local, got 'spread'");
 	expect_err(M "    transport: { zero_copy: maybe }\n",
@@ -408,7 +416,7 @@ Test(config, invalid_files)
 			"plugin, options, mount_options, transport)");
 	expect_file_err("unknown_transport.yaml",
 			"6:7: unknown key 'queue-depth' in transport (expected one of: mode, "
-			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us, placement)");
+			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us, placement, cpus)");
 	expect_file_err("unknown_bufpool.yaml",
 			"5:28: unknown key 'pinned' in transport.bufpool (expected one of: mode, "
 			"size, registered)");

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <criterion/criterion.h>
 
@@ -238,4 +239,81 @@ Test(place, numa_nodes_and_short_supply)
 	cr_expect_eq(p.cpu[5], 5);
 	cr_expect_eq(p.cpu[6], 6);
 	fring_place_fini(&p);
+}
+
+/* ---- NUMA spread (place_numa.c) ---- */
+
+static void expect_cpus(const int *got, int n, const int *want, int wn)
+{
+	cr_assert_eq(n, wn, "chose %d CPUs, want %d", n, wn);
+	for (int i = 0; i < n; i++)
+		cr_expect_eq(got[i], want[i], "CPU %d: %d, want %d", i, got[i], want[i]);
+}
+
+Test(place_numa, spreads_over_nodes_in_proportion)
+{
+	enum { N = 64 };
+	int node[N], out[N];
+	struct fring_topo t = { N, node, NULL };
+
+	for (int c = 0; c < N; c++)
+		node[c] = c / 16;
+	expect_cpus(out, fring_place_pick_cpus(&t, 1, out), (int[]){ 0 }, 1);
+	expect_cpus(out, fring_place_pick_cpus(&t, 2, out), (int[]){ 0, 16 }, 2);
+	expect_cpus(out, fring_place_pick_cpus(&t, 4, out),
+		    (int[]){ 0, 16, 32, 48 }, 4);
+	expect_cpus(out, fring_place_pick_cpus(&t, 8, out),
+		    (int[]){ 0, 8, 16, 24, 32, 40, 48, 56 }, 8);
+	cr_expect_eq(fring_place_pick_cpus(&t, 64, out), 64);
+	cr_expect_eq(fring_place_pick_cpus(&t, 100, out), 64, "cut to the CPUs");
+	cr_expect_eq(fring_place_pick_cpus(&t, 0, out), -EINVAL);
+}
+
+Test(place_numa, uneven_and_interleaved_nodes)
+{
+	int uneven[8] = { 0, 0, 0, 0, 0, 0, 1, 1 }, inter[4] = { 0, 1, 0, 1 };
+	struct fring_topo t = { 8, uneven, NULL };
+	int out[8];
+
+	/* 6 and 2 CPUs, 4 queues: 3 and 1. */
+	expect_cpus(out, fring_place_pick_cpus(&t, 4, out), (int[]){ 0, 2, 4, 6 }, 4);
+	/* One queue: the bigger node. */
+	expect_cpus(out, fring_place_pick_cpus(&t, 1, out), (int[]){ 0 }, 1);
+	t = (struct fring_topo){ 4, inter, NULL };
+	expect_cpus(out, fring_place_pick_cpus(&t, 2, out), (int[]){ 0, 1 }, 2);
+}
+
+Test(place_numa, only_usable_cpus)
+{
+	/* transport.cpus 0-3,8 on 16 CPUs, nodes 0-7 and 8-15. */
+	int node[16], out[16];
+	uint8_t ok[16] = { 1, 1, 1, 1, 0, 0, 0, 0, 1 };
+	struct fring_topo t = { 16, node, ok };
+
+	for (int c = 0; c < 16; c++)
+		node[c] = c / 8;
+	expect_cpus(out, fring_place_pick_cpus(&t, 2, out), (int[]){ 0, 8 }, 2);
+	expect_cpus(out, fring_place_pick_cpus(&t, 16, out),
+		    (int[]){ 0, 1, 2, 3, 8 }, 5);
+	memset(ok, 0, sizeof(ok));
+	cr_expect_eq(fring_place_pick_cpus(&t, 2, out), -EINVAL);
+}
+
+Test(place_numa, threads_serve_their_nodes_qids)
+{
+	int blocks[4] = { 0, 0, 1, 1 }, inter[4] = { 0, 1, 0, 1 }, home[4];
+	uint32_t of[4];
+	struct fring_topo t = { 4, blocks, NULL };
+
+	cr_assert_eq(fring_place_threads(&t, 2, home, of), 2);
+	cr_expect(home[0] == 0 && home[1] == 2, "one thread per node");
+	cr_expect(of[0] == 0 && of[1] == 0 && of[2] == 1 && of[3] == 1);
+	t.node = inter;
+	cr_assert_eq(fring_place_threads(&t, 2, home, of), 2);
+	cr_expect(home[0] == 0 && home[1] == 1);
+	cr_expect(of[0] == 0 && of[1] == 1 && of[2] == 0 && of[3] == 1);
+	/* One thread serves all. */
+	cr_assert_eq(fring_place_threads(&t, 1, home, of), 1);
+	for (int q = 0; q < 4; q++)
+		cr_expect_eq(of[q], 0);
 }
