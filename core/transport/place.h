@@ -46,9 +46,12 @@ enum fring_place_kind {
 #define FRING_PLACE_LOADED_DIV 4
 /* Mean depth (x100) at which a loaded qid's client counts as keeping
  * several requests in flight; once beside, it stays there down to the
- * lower mark (hysteresis against flapping). */
-#define FRING_PLACE_DEEP_ENTER 150
-#define FRING_PLACE_DEEP_STAY 125
+ * lower mark (hysteresis against flapping). Recorded: one client at
+ * iodepth 8 gave 2.4-2.7 (local and beside alike); psync gave 1.0, and two
+ * psync clients sharing a CPU up to 1.7, which must not count as deep:
+ * moving their thread away slows them. */
+#define FRING_PLACE_DEEP_ENTER 200
+#define FRING_PLACE_DEEP_STAY 160
 /* Windows in a row that must propose the same placement before it is
  * applied. */
 #define FRING_PLACE_AGREE 2

@@ -27,6 +27,10 @@ static const W2 j1_hop = { { 657, 2470 }, { 5070, 22262 } };
 static const W2 j2 = { { 3977, 3977 }, { 3822, 3822 } };
 /* J7 (4k randread, psync, 4 jobs): two sync clients per CPU, depth 1.3-1.7. */
 static const W2 j7 = { { 4822, 6335 }, { 4984, 8499 } };
+/* J7 while qid 0's thread is still beside on CPU 1: CPU 0's clients are
+ * served slowly and look idle, CPU 1's two sync clients reach depth 1.7
+ * (seen by tests/integration/test_placement.py with the marks at 1.5). */
+static const W2 j7_half = { { 180, 190 }, { 6000, 10200 } };
 /* J3 (1M read, psync, 2 jobs): few, large requests. */
 static const W2 j3 = { { 174, 174 }, { 278, 278 } };
 /* The metadata loop (create/stat/unlink, one sync client). */
@@ -94,7 +98,7 @@ Test(place, a_hopping_deep_client_still_goes_beside)
 
 Test(place, sync_clients_stay_local)
 {
-	const W2 *loads[] = { &j2, &j7, &j3, &meta };
+	const W2 *loads[] = { &j2, &j7, &j7_half, &j3, &meta };
 	struct fring_place p;
 
 	for (size_t i = 0; i < sizeof(loads) / sizeof(loads[0]); i++) {
@@ -152,9 +156,9 @@ Test(place, alternating_loads_never_apply)
 
 Test(place, depth_between_the_marks_keeps_either_placement)
 {
-	/* Depth 1.35: under the mark to move (1.5), over the mark to stay (1.25). */
-	const W2 mid_q1 = { { 0, 0 }, { 1000, 1350 } };
-	const W2 mid_q0 = { { 1000, 1350 }, { 0, 0 } };
+	/* Depth 1.8: under the mark to move (2.0), over the mark to stay (1.6). */
+	const W2 mid_q1 = { { 0, 0 }, { 1000, 1800 } };
+	const W2 mid_q0 = { { 1000, 1800 }, { 0, 0 } };
 	const W2 shallow_q0 = { { 1000, 1100 }, { 0, 0 } };
 	struct fring_place p;
 
@@ -163,7 +167,7 @@ Test(place, depth_between_the_marks_keeps_either_placement)
 	feed(&p, j1_local, 2);
 	cr_assert_eq(p.cpu[1], 0);
 	cr_expect_eq(feed(&p, mid_q1, 10), 0, "beside stays beside");
-	/* The client now on CPU 0 at depth 1.35: its qid 0 is local, so the
+	/* The client now on CPU 0 at depth 1.8: its qid 0 is local, so the
 	 * higher mark applies and qid 1's thread (now idle) comes home. */
 	cr_expect_eq(feed(&p, mid_q0, 2), 1);
 	cr_expect_eq(p.kind, FRING_PLACE_LOCAL);
