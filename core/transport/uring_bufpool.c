@@ -121,8 +121,8 @@ int uring_pool_alloc(struct uring_queue *q, uint32_t depth, uint32_t buf_sz,
 
 	q->region_sz = ((size_t)depth * POOL_HDR_SZ + 4095) & ~(size_t)4095;
 	q->pool_sz = (size_t)nbufs * buf_sz;
-	q->region = uring_map_local(q->region_sz);
-	q->pool = uring_map_local(q->pool_sz);
+	q->region = uring_map_local(q->region_sz, q->node);
+	q->pool = uring_map_local(q->pool_sz, q->node);
 	if (!q->region || !q->pool)
 		return -ENOMEM; /* uring_region_free unmaps what was mapped */
 	ret = uring_populate(q->region, q->region_sz);

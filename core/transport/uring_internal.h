@@ -87,6 +87,7 @@ struct uring_counters {
 struct uring_queue {
 	uint16_t qid;
 	int cpu;
+	int node;                      /* of cpu: where its memory goes */
 	void *region;                  /* depth * (header + payload) */
 	size_t region_sz;
 	struct uring_ent *ents;        /* depth entries */
@@ -233,7 +234,8 @@ int uring_prep_wake_poll(struct uring_thread *t);
 int uring_prep_stop_poll(struct uring_thread *t);
 
 /* uring_mem.c */
-void *uring_map_local(size_t len); /* NUMA-local, THP-advised; munmap */
+/* On NUMA node `node` (-1: the calling thread's), THP-advised; munmap. */
+void *uring_map_local(size_t len, int node);
 int uring_populate(void *p, size_t len);
 int uring_ents_alloc(struct uring_queue *q, uint32_t depth);
 int uring_region_alloc(struct uring_queue *q, uint32_t depth,

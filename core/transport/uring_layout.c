@@ -4,7 +4,8 @@
  * fring_place_plan (place_numa.c) choose the registered qids and their
  * threads, and build u->queues and u->threads from it. Each thread's queues
  * are consecutive in u->queues; a queue's memory is allocated by its thread
- * after it pinned itself (uring_queue.c), so it lands on that thread's node.
+ * on the node of the queue's CPU (uring_mem.c), or of its thread where
+ * transport.cpus leaves that CPU out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,6 +107,10 @@ int uring_layout(struct fring_uring *u, const struct fring_uring_params *p,
 				continue;
 			u->queues[at].qid = (uint16_t)plan.reg[r];
 			u->queues[at].cpu = plan.reg[r];
+			/* Its CPU's node; the thread's if transport.cpus
+			 * leaves its CPU out (fring keeps off those). */
+			u->queues[at].node = u->node[u->usable[plan.reg[r]]
+							     ? plan.reg[r] : t->home];
 			at++;
 		}
 		t->nq = (uint32_t)(&u->queues[at] - t->queues);
@@ -175,8 +180,8 @@ void uring_layout_describe(const struct fring_uring *u, char *buf, size_t len)
 		n = (size_t)snprintf(buf, len, "%u, a thread each", u->nr_qids);
 	for (uint32_t i = 0; i < u->nr_threads && n + 48 < len; i++) {
 		const struct uring_thread *t = &u->threads[i];
-		cpu_set_t set, qids;
-		char cpus[64], list[64];
+		cpu_set_t set, qids, nodes;
+		char cpus[64], list[64], nlist[32];
 
 		uring_thread_cpus(t, &set);
 		cpus_text(&set, cpus, sizeof(cpus));
@@ -188,10 +193,15 @@ void uring_layout_describe(const struct fring_uring *u, char *buf, size_t len)
 		cpus_text(&qids, list, sizeof(list));
 		n += (size_t)snprintf(buf + n, len - n, "qid%s %s",
 				      t->nq > 1 ? "s" : "", list);
+		CPU_ZERO(&nodes);
+		for (int c = 0; c < CPU_SETSIZE && (uint32_t)c < u->nr_cpus; c++)
+			if (CPU_ISSET(c, &set) && u->node[c] < CPU_SETSIZE)
+				CPU_SET(u->node[c], &nodes);
+		cpus_text(&nodes, nlist, sizeof(nlist));
 		if (n + 32 < len)
-			n += (size_t)snprintf(buf + n, len - n, " on CPU%s %s node %d",
+			n += (size_t)snprintf(buf + n, len - n, " on CPU%s %s node%s %s",
 					      CPU_COUNT(&set) > 1 ? "s" : "", cpus,
-					      u->node[t->home]);
+					      CPU_COUNT(&nodes) > 1 ? "s" : "", nlist);
 	}
 	if (n + 1 >= len && len > 4)
 		memcpy(buf + len - 4, "...", 4);

@@ -110,6 +110,19 @@ static int thread_setup(struct uring_thread *t)
 		if (ret)
 			return fail(t, ret, u->pool_bufs ? "allocating the buffer pool"
 							 : "allocating entry buffers");
+		/* Where each queue's memory is (tests/vm/test_numa.py asks
+		 * the kernel which node holds those pages). */
+		if (u->pool_bufs)
+			fring_dbg("%s: uring: qid %u (thread %u, CPU %d): headers "
+				  "%p %zu KiB, pool %p %zu KiB",
+				  u->mountpoint ? u->mountpoint : "?", q->qid, t->idx,
+				  sched_getcpu(), q->region, q->region_sz >> 10,
+				  (void *)q->pool, q->pool_sz >> 10);
+		else
+			fring_dbg("%s: uring: qid %u (thread %u, CPU %d): entry "
+				  "buffers %p %zu KiB",
+				  u->mountpoint ? u->mountpoint : "?", q->qid, t->idx,
+				  sched_getcpu(), q->region, q->region_sz >> 10);
 		base += q->nbufs;
 		nbufs += q->nbufs;
 	}

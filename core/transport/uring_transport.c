@@ -319,10 +319,13 @@ int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
 	if (!u)
 		return -EINVAL;
 	if (qid != UINT32_MAX) {
-		if (qid >= u->nr_qids)
-			return -EINVAL;
-		add(out, &u->queues[qid].ctr);
-		return 0;
+		/* u->queues is in thread order (uring_layout.c), not qid order. */
+		for (uint32_t q = 0; q < u->nr_qids; q++)
+			if (u->queues[q].qid == qid) {
+				add(out, &u->queues[q].ctr);
+				return 0;
+			}
+		return -EINVAL;
 	}
 	for (uint32_t q = 0; q < u->nr_qids; q++)
 		add(out, &u->queues[q].ctr);
@@ -339,9 +342,9 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 		return;
 	per[0] = 0;
 	for (uint32_t i = 0; i < u->nr_qids && len < sizeof(per) - 32; i++) {
-		fring_uring_stats(u, i, &q);
+		fring_uring_stats(u, u->queues[i].qid, &q);
 		len += (size_t)snprintf(per + len, sizeof(per) - len, "%sqid %u: %llu",
-					i ? ", " : "", i,
+					i ? ", " : "", u->queues[i].qid,
 					(unsigned long long)q.requests);
 	}
 	fring_uring_stats(u, UINT32_MAX, &t);

@@ -11,8 +11,12 @@
 # Exit 77 with one line when the VM cannot start (no QEMU, virtme-ng or
 # kernel). Environment: FRING_VM_QEMU (QEMU binary), FRING_VM_ACCEL
 # (tcg|kvm|auto, default auto: accel.sh), FRING_VM_CPUS (2),
-# FRING_VM_MEMORY (2G), FRING_VM_CACHE (/var/cache/fring-vm),
-# FRING_VM_VERBOSE=1 (show the guest's boot console).
+# FRING_VM_MEMORY (2G), FRING_VM_NUMA (NUMA nodes, default none: one
+# node; N splits the CPUs and the memory evenly, node k gets CPUs
+# k*C/N..(k+1)*C/N-1, e.g. FRING_VM_NUMA=2 FRING_VM_CPUS=4: CPUs 0-1 on
+# node 0, 2-3 on node 1, 1 GiB each: vng's --numa per node, which rules
+# out QEMU's microvm machine, used by vng only with KVM), FRING_VM_CACHE
+# (/var/cache/fring-vm), FRING_VM_VERBOSE=1 (show the guest's boot console).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() { sed -n '4,5s/^# *//p' "$0" >&2; exit 2; }
@@ -106,6 +110,25 @@ trap 'exit 130' INT
 noload=ahci,sr_mod,sg,i2c_i801,iTCO_wdt,i6300esb,lpc_ich,intel_pmc_bxt,kvm_amd,kvm_intel,powernow_k8,pcspkr,psmouse,serio_raw,evdev,button,qemu_fw_cfg,ccp,aesni_intel,ghash_clmulni_intel,crc32c_intel,joydev
 args=(--run "$kimg" --qemu "$qemu" --cpus "${FRING_VM_CPUS:-2}" --memory "${FRING_VM_MEMORY:-2G}"
       --rwdir="$scratch" --append "fuse.enable_uring=1 modprobe.blacklist=$noload fring_vm_scratch=$scratch")
+# FRING_VM_NUMA=N: N nodes, the CPUs and the memory split evenly between
+# them (both must divide; vng wants the nodes' memory to add up to --memory).
+numa=${FRING_VM_NUMA:-}
+if [ -n "$numa" ] && [ "$numa" != 1 ]; then
+	cpus=${FRING_VM_CPUS:-2} mem=${FRING_VM_MEMORY:-2G}
+	[[ $numa =~ ^[1-9][0-9]*$ && $cpus =~ ^[1-9][0-9]*$ ]] ||
+		{ echo "vm: FRING_VM_NUMA ($numa) and FRING_VM_CPUS ($cpus) must be numbers" >&2; exit 2; }
+	case $mem in
+	*[0-9]G) mib=$((${mem%G} * 1024)) ;;
+	*[0-9]M) mib=${mem%M} ;;
+	*) echo "vm: FRING_VM_MEMORY ($mem) must be NG or NM with FRING_VM_NUMA" >&2; exit 2 ;;
+	esac
+	((cpus % numa == 0 && mib % numa == 0)) ||
+		{ echo "vm: FRING_VM_NUMA=$numa does not divide $cpus CPUs and $mib MiB evenly" >&2; exit 2; }
+	for ((k = 0; k < numa; k++)); do
+		first=$((k * cpus / numa)) last=$(((k + 1) * cpus / numa - 1))
+		args+=(--numa "$((mib / numa))M,cpus=$first-$last")
+	done
+fi
 [ "$accel" = tcg ] && args+=(--disable-kvm)
 [ "${FRING_VM_VERBOSE:-0}" = 1 ] && args+=(--verbose)
 if ((shell)); then
