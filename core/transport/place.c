@@ -113,6 +113,13 @@ int fring_place_propose(const struct fring_place *p,
 			break;
 		taken[c] = 1;
 		out[best] = c;
+		/* Swap: c's own qid is idle, so its thread takes best's CPU.
+		 * A client that hops between the two CPUs (the scheduler
+		 * moves it, or io-wq issues for it) then finds its queue's
+		 * thread on the other CPU either way. */
+		if (!deep[c] && out[c] == local_cpu(p, (uint32_t)c) &&
+		    p->usable[best])
+			out[c] = best;
 		kind = FRING_PLACE_BESIDE;
 	}
 	free(loaded);

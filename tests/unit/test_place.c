@@ -75,12 +75,12 @@ Test(place, deep_client_moves_beside_after_two_windows_and_stays)
 	cr_expect_eq(fring_place_step(&p, j1_local), 1);
 	cr_expect_eq(p.kind, FRING_PLACE_BESIDE);
 	cr_expect_eq(p.cpu[1], 0, "qid 1's thread goes to the idle CPU 0");
-	cr_expect_eq(p.cpu[0], 0, "qid 0 stays local");
-	/* The client moves to CPU 0: its qid now is 0, whose thread shares
-	 * CPU 0 with qid 1's; the policy swaps them. */
-	cr_expect_eq(feed(&p, j1_beside, 2), 1);
+	cr_expect_eq(p.cpu[0], 1, "...and idle qid 0's thread to CPU 1 (a swap)");
+	/* The client hops to CPU 0: its qid now is 0, whose thread is on
+	 * CPU 1 already: still beside, nothing to change. */
+	cr_expect_eq(feed(&p, j1_beside, 2), 0);
 	cr_expect_eq(p.cpu[0], 1);
-	cr_expect_eq(p.cpu[1], 1);
+	cr_expect_eq(p.cpu[1], 0);
 	cr_expect_eq(feed(&p, j1_beside, 20), 0, "a stable load never flaps");
 	fring_place_fini(&p);
 }
@@ -167,11 +167,15 @@ Test(place, depth_between_the_marks_keeps_either_placement)
 	feed(&p, j1_local, 2);
 	cr_assert_eq(p.cpu[1], 0);
 	cr_expect_eq(feed(&p, mid_q1, 10), 0, "beside stays beside");
-	/* The client now on CPU 0 at depth 1.8: its qid 0 is local, so the
-	 * higher mark applies and qid 1's thread (now idle) comes home. */
-	cr_expect_eq(feed(&p, mid_q0, 2), 1);
+	/* The client hops to CPU 0 at depth 1.8: qid 0 was swapped beside, so
+	 * the lower mark applies and it stays; below it (1.1) the threads go
+	 * home. */
+	cr_expect_eq(feed(&p, mid_q0, 4), 0);
+	cr_expect_eq(feed(&p, shallow_q0, 2), 1);
 	cr_expect_eq(p.kind, FRING_PLACE_LOCAL);
 	cr_expect_eq(feed(&p, shallow_q0, 4), 0);
+	/* From local, 1.8 is not deep enough to move. */
+	cr_expect_eq(feed(&p, mid_q0, 4), 0);
 	fring_place_fini(&p);
 }
 
