@@ -4,13 +4,16 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
-static int log_threshold = -1;
+/* Read lazily from FRING_LOG by whichever thread logs first (queue
+ * threads may race for it: TSan saw it), so atomic; a repeat is harmless. */
+static _Atomic int log_threshold = -1;
 
 /* This thread's capture, if one is running (fring_log_capture_start). */
 static __thread struct fring_log_capture *capture;
@@ -19,21 +22,23 @@ static int threshold(void)
 {
 	static const char *const names[] = { "error", "warn", "info", "debug" };
 
-	if (log_threshold < 0) {
+	int cur = atomic_load_explicit(&log_threshold, memory_order_relaxed);
+
+	if (cur < 0) {
 		const char *e = getenv("FRING_LOG");
 		int t = -1;
 
 		for (int i = 0; e && i < 4; i++)
 			if (!strcasecmp(e, names[i]))
 				t = i; /* FRING_LOG_ERROR..FRING_LOG_DEBUG */
-		log_threshold = t < 0 ? FRING_LOG_INFO : t;
-		/* A typo must not silently keep the default. */
-		if (t < 0 && e && *e)
+		cur = t < 0 ? FRING_LOG_INFO : t;
+		/* A typo must not silently keep the default (said once). */
+		if (atomic_exchange(&log_threshold, cur) < 0 && t < 0 && e && *e)
 			fprintf(stderr, "fring: warning: FRING_LOG=%s is not a log "
 				"level (expected error, warn, info or debug); "
 				"using info\n", e);
 	}
-	return log_threshold;
+	return cur;
 }
 
 int fring_log_enabled(int level)

@@ -133,6 +133,7 @@ Test(place, idleness_keeps_the_placement)
 	cr_expect_eq(feed(&p, idle, 50), 0);
 	cr_expect_eq(p.kind, FRING_PLACE_BESIDE, "after idleness a burst finds "
 		     "the threads where they were");
+	fring_place_fini(&p);
 	/* A light window between two agreeing ones does not reset them. */
 	init2(&p);
 	cr_expect_eq(fring_place_step(&p, j1_local), 0);
