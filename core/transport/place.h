@@ -11,9 +11,10 @@
  *     at a queue depth, a writeback flush) keeps running while they are
  *     served, so a thread sharing its CPU takes turns with it while another
  *     CPU idles: its thread belongs on a CPU nobody issues from ("beside").
- * Measured on the 2-CPU AMD EPYC VM (fio 5 s, 4k, passthrough on tmpfs):
- * one client at iodepth 8 gained 1.3-1.6x beside; one psync client and the
- * metadata loop lost 2x beside, two psync clients lost 3x.
+ * In one bench run on the 2-CPU AMD EPYC VM (bench/RESULTS-amd-epyc.md,
+ * medians) a thread beside (queues: 1) served one client at iodepth 8
+ * 1.69x (reads) / 1.82x (writes) as fast as threads on their own CPUs,
+ * two psync clients 0.31x and metadata creates 0.59x.
  *
  * This file is the decision only, with no threads and no clock, so tests
  * feed it recorded loads (tests/unit/test_place.c); uring_place.c samples
