@@ -27,12 +27,14 @@ int fring_place_init(struct fring_place *p, uint32_t nr, const uint8_t *usable,
 	p->node = node;
 	if (!nr || first_usable(p) < 0)
 		return -EINVAL;
-	p->cpu = calloc(nr, sizeof(*p->cpu));
-	p->next = calloc(nr, sizeof(*p->next));
-	if (!p->cpu || !p->next) {
-		fring_place_fini(p);
+	p->cpu = calloc(5 * (size_t)nr, sizeof(*p->cpu));
+	if (!p->cpu)
 		return -ENOMEM;
-	}
+	p->next = p->cpu + nr;
+	p->cand = p->next + nr;
+	p->from = p->cand + nr;
+	p->failed = p->from + nr;
+	p->backoff = FRING_PLACE_HOLD_MIN;
 	for (uint32_t q = 0; q < nr; q++)
 		p->cpu[q] = p->next[q] = local_cpu(p, q);
 	p->kind = p->next_kind = FRING_PLACE_LOCAL;
@@ -42,8 +44,7 @@ int fring_place_init(struct fring_place *p, uint32_t nr, const uint8_t *usable,
 void fring_place_fini(struct fring_place *p)
 {
 	free(p->cpu);
-	free(p->next);
-	p->cpu = p->next = NULL;
+	p->cpu = p->next = p->cand = p->from = p->failed = NULL;
 }
 
 static int same_node(const struct fring_place *p, uint32_t a, uint32_t b)
@@ -52,23 +53,25 @@ static int same_node(const struct fring_place *p, uint32_t a, uint32_t b)
 }
 
 /* A free CPU for qid q: the one it has if free, else one on q's node,
- * else any; taken[] marks CPUs given out. -1 if none is left. */
+ * else any, the least used (hops only) first; taken[] marks CPUs given
+ * out. -1 if none is left. */
 static int pick_free(const struct fring_place *p, uint32_t q,
-		     const uint8_t *loaded, uint8_t *taken)
+		     const struct fring_place_load *w, const uint8_t *loaded,
+		     const uint8_t *taken)
 {
-	int c = p->cpu[q], any = -1;
+	int c = p->cpu[q], best = -1;
 
 	if (c >= 0 && (uint32_t)c != q && p->usable[c] && !loaded[c] && !taken[c])
 		return c;
 	for (uint32_t i = 0; i < p->nr; i++) {
 		if (!p->usable[i] || loaded[i] || taken[i])
 			continue;
-		if (same_node(p, q, i))
-			return (int)i;
-		if (any < 0)
-			any = (int)i;
+		if (best < 0 || (same_node(p, q, i) && !same_node(p, q, (uint32_t)best)) ||
+		    (same_node(p, q, i) == same_node(p, q, (uint32_t)best) &&
+		     w[i].requests < w[best].requests))
+			best = (int)i;
 	}
-	return any;
+	return best;
 }
 
 int fring_place_propose(const struct fring_place *p,
@@ -88,12 +91,13 @@ int fring_place_propose(const struct fring_place *p,
 	deep = loaded + p->nr;
 	taken = deep + p->nr;
 	for (uint32_t q = 0; q < p->nr; q++) {
-		/* requests / total >= 1 / (DIV * nr), without division */
+		/* own / total >= 1 / (DIV * nr), without division */
+		uint64_t own = w[q].requests - (w[q].hop < w[q].requests
+						? w[q].hop : w[q].requests);
 		uint64_t mark = (uint32_t)q != (uint32_t)p->cpu[q]
 					? FRING_PLACE_DEEP_STAY : FRING_PLACE_DEEP_ENTER;
 
-		loaded[q] = w[q].requests &&
-			    w[q].requests * FRING_PLACE_LOADED_DIV * p->nr >= total;
+		loaded[q] = own && own * FRING_PLACE_LOADED_DIV * p->nr >= total;
 		deep[q] = loaded[q] && w[q].depth_sum * 100 >= w[q].requests * mark;
 		out[q] = local_cpu(p, q);
 	}
@@ -108,7 +112,7 @@ int fring_place_propose(const struct fring_place *p,
 		if (best < 0)
 			break;
 		deep[best] = 0;
-		c = pick_free(p, (uint32_t)best, loaded, taken);
+		c = pick_free(p, (uint32_t)best, w, loaded, taken);
 		if (c < 0)
 			break;
 		taken[c] = 1;
@@ -126,33 +130,95 @@ int fring_place_propose(const struct fring_place *p,
 	return kind;
 }
 
+static uint64_t window_requests(const struct fring_place *p,
+				const struct fring_place_load *w)
+{
+	uint64_t total = 0;
+
+	for (uint32_t q = 0; q < p->nr; q++)
+		total += w[q].requests;
+	return total;
+}
+
+static void set_cpu(struct fring_place *p, const int *cpu, int kind)
+{
+	memcpy(p->cpu, cpu, p->nr * sizeof(*cpu));
+	p->kind = kind;
+}
+
+/* A window of a running trial: after the settling window, add up the
+ * rate; at the end keep the trial's placement, or go back and hold it
+ * off. 1 if the placement changed. */
+static int trial_window(struct fring_place *p, uint64_t total)
+{
+	uint32_t seen = p->trial++; /* windows of the trial, this one included */
+	uint64_t want;
+
+	if (seen <= FRING_PLACE_TRIAL_SETTLE)
+		return 0;
+	p->trial_sum += total;
+	if (seen < FRING_PLACE_TRIAL_SETTLE + FRING_PLACE_TRIAL_MEASURE)
+		return 0;
+	want = p->base_rate * FRING_PLACE_TRIAL_MEASURE;
+	p->rate_pct = want ? (uint32_t)(p->trial_sum * 100 / want) : 100;
+	p->trial = 0;
+	if (p->verdict > 0 || (!p->verdict &&
+			       p->trial_sum * 100 >= want * FRING_PLACE_TRIAL_KEEP_PCT)) {
+		p->event = FRING_PLACE_EV_KEPT;
+		p->trials_kept++;
+		p->backoff = FRING_PLACE_HOLD_MIN;
+		return 0;
+	}
+	p->event = FRING_PLACE_EV_REVERTED;
+	memcpy(p->failed, p->cpu, p->nr * sizeof(*p->cpu));
+	p->hold = p->backoff;
+	p->backoff = p->backoff * 2 > FRING_PLACE_HOLD_MAX ? FRING_PLACE_HOLD_MAX
+							   : p->backoff * 2;
+	set_cpu(p, p->from, p->from_kind);
+	return 1;
+}
+
 int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 {
-	int *cand = calloc(p->nr, sizeof(*cand));
-	int kind;
+	uint64_t total = window_requests(p, w);
+	int kind = fring_place_propose(p, w, p->cand);
 
-	if (!cand)
+	p->event = FRING_PLACE_EV_NONE;
+	if (kind < 0) /* too light to learn from: nothing pends, nothing ends */
 		return 0;
-	kind = fring_place_propose(p, w, cand);
-	if (kind < 0 || !memcmp(cand, p->cpu, p->nr * sizeof(*cand))) {
-		/* Too light to learn from, or what is applied: nothing pends. */
-		if (kind >= 0)
-			p->agree = 0;
-		free(cand);
-		return 0;
+	if (p->hold)
+		p->hold--;
+	if (!memcmp(p->cand, p->cpu, p->nr * sizeof(*p->cand)) ||
+	    (p->hold && !memcmp(p->cand, p->failed, p->nr * sizeof(*p->cand)))) {
+		/* What is applied, or what lost its trial a moment ago. */
+		p->agree = 0;
+		return p->trial ? trial_window(p, total) : 0;
 	}
-	if (p->agree && !memcmp(cand, p->next, p->nr * sizeof(*cand)))
+	if (p->agree && !memcmp(p->cand, p->next, p->nr * sizeof(*p->cand))) {
 		p->agree++;
-	else {
-		memcpy(p->next, cand, p->nr * sizeof(*cand));
+		p->agree_sum += total;
+	} else {
+		memcpy(p->next, p->cand, p->nr * sizeof(*p->cand));
 		p->next_kind = kind;
 		p->agree = 1;
+		p->agree_sum = total;
 	}
-	free(cand);
 	if (p->agree < FRING_PLACE_AGREE)
-		return 0;
-	memcpy(p->cpu, p->next, p->nr * sizeof(*p->cpu));
-	p->kind = p->next_kind;
+		return p->trial ? trial_window(p, total) : 0;
+	/* Apply. Moving threads away from their CPUs is a trial, measured
+	 * against the rate of the windows that asked for it. */
+	p->trial = 0;
+	p->event = FRING_PLACE_EV_MOVED;
+	if (p->next_kind == FRING_PLACE_BESIDE) {
+		memcpy(p->from, p->cpu, p->nr * sizeof(*p->cpu));
+		p->from_kind = p->kind;
+		p->base_rate = p->agree_sum / p->agree;
+		p->trial = 1;
+		p->trial_sum = 0;
+		p->trials++;
+		p->event = FRING_PLACE_EV_TRIAL;
+	}
+	set_cpu(p, p->next, p->next_kind);
 	p->agree = 0;
 	return 1;
 }

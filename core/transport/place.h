@@ -31,6 +31,9 @@ struct fring_place_load {
 	uint64_t depth_sum; /* sum over those arrivals of the qid's requests
 			     * then held in userspace, the new one included:
 			     * depth_sum / requests is 1.0 for one sync client */
+	uint64_t hop;       /* of requests, those from clients based on another
+			     * qid (fring_place_hops): they do not make the
+			     * qid's CPU busy with a client of its own */
 };
 
 enum fring_place_kind {
@@ -43,7 +46,8 @@ enum fring_place_kind {
  * placement is kept (no change after idleness: no wake-up penalty). */
 #define FRING_PLACE_MIN_REQUESTS 256
 /* A qid is loaded (its CPU issues requests) with at least 1/4 of an even
- * share of the window's requests. */
+ * share of the window's requests, not counting hops (fring_place_hops):
+ * a CPU that only sees a client based elsewhere now and then is free. */
 #define FRING_PLACE_LOADED_DIV 4
 /* Mean depth (x100) at which a loaded qid's client counts as keeping
  * several requests in flight; once beside, it stays there down to the
@@ -56,6 +60,29 @@ enum fring_place_kind {
 /* Windows in a row that must propose the same placement before it is
  * applied. */
 #define FRING_PLACE_AGREE 2
+/* A move beside is a trial: whether a thread serves a deep client better
+ * from another CPU depends on the machine and on the client (on the AMD
+ * EPYC VM fio at iodepth 8 went 1.6x-1.8x faster, while a lighter client
+ * that reaps each completion, tests/integration/hop_client.c, went 0.85x).
+ * After SETTLE windows, the requests of MEASURE windows are compared with
+ * the windows that asked for the move; the trial's placement stays if it
+ * served at least KEEP_PCT % of their rate, else the threads go back and
+ * the same move waits HOLD windows, doubling from HOLD_MIN (1 s) to
+ * HOLD_MAX (32 s) with each failure in a row. */
+#define FRING_PLACE_TRIAL_SETTLE 1
+#define FRING_PLACE_TRIAL_MEASURE 2
+#define FRING_PLACE_TRIAL_KEEP_PCT 100
+#define FRING_PLACE_HOLD_MIN 20
+#define FRING_PLACE_HOLD_MAX 640
+
+/* What the last fring_place_step did, for the caller's log. */
+enum fring_place_event {
+	FRING_PLACE_EV_NONE,
+	FRING_PLACE_EV_MOVED,    /* applied a placement (not a trial) */
+	FRING_PLACE_EV_TRIAL,    /* applied a beside placement on trial */
+	FRING_PLACE_EV_KEPT,     /* the trial served rate_pct %: kept */
+	FRING_PLACE_EV_REVERTED, /* the trial served rate_pct %: went back */
+};
 
 struct fring_place {
 	uint32_t nr;          /* qids; qid i is CPU i */
@@ -66,7 +93,40 @@ struct fring_place {
 	int *next;            /* nr: the proposal being confirmed */
 	int next_kind;
 	uint32_t agree;       /* windows in a row that proposed next[] */
+	uint64_t agree_sum;   /* their requests */
+	int *cand;            /* nr: scratch for the window's proposal */
+	/* The running trial (trial > 0: 1 + the windows it has seen). */
+	uint32_t trial;
+	int *from;            /* nr: the placement before it */
+	int from_kind;
+	uint64_t base_rate;   /* requests per window before it */
+	uint64_t trial_sum;   /* requests of its measured windows */
+	int *failed;          /* nr: the last placement that lost its trial */
+	uint32_t hold;        /* windows before failed[] may be tried again */
+	uint32_t backoff;     /* the next hold */
+	int event;            /* enum fring_place_event of the last step */
+	uint32_t rate_pct;    /* the last trial's rate, % of its base */
+	uint32_t trials, trials_kept;
+	int verdict;          /* tests only: 1 keep every trial, -1 revert
+			       * every one, 0 (default) measure */
 };
+
+/* One client (the issuing task: fuse_in_header.pid) on one qid over a
+ * window: how many of its requests arrived there. */
+struct fring_place_client {
+	uint32_t qid;
+	uint32_t pid;
+	uint64_t requests;
+};
+
+/* A client whose requests arrive on several qids within a window is one
+ * task the scheduler moved between CPUs (a deep client sharing its CPU with
+ * the queue thread is pushed to the other CPU now and then). Its home is
+ * the qid with most of its requests; its requests on every other qid are
+ * added to that qid's w[].hop. c (n entries, reordered) is what the qids
+ * saw; entries with qid >= nr are ignored. */
+void fring_place_hops(struct fring_place_client *c, size_t n,
+		      struct fring_place_load *w, uint32_t nr);
 
 /* Start local: cpu[i] = i where usable (else the first usable CPU).
  * usable and node are borrowed. 0 or -ENOMEM / -EINVAL (no usable CPU). */
@@ -77,13 +137,16 @@ void fring_place_fini(struct fring_place *p);
 /* The placement one window's load (nr entries) asks for, into out (nr
  * CPUs); returns its kind, or -1 if the window is too light to decide.
  * Beside: the loaded qids with deep clients, busiest first, each get a
- * usable CPU no loaded qid has (same NUMA node first; the CPU it already
- * has if still free); every other qid stays local. */
+ * usable CPU no loaded qid has (the CPU it already has if still free, else
+ * on the same NUMA node first, the least used first); every other qid
+ * stays local, but for the idle qid of each CPU given out, whose thread
+ * takes the deep qid's CPU (a swap). */
 int fring_place_propose(const struct fring_place *p,
 			const struct fring_place_load *w, int *out);
 
 /* Feed one window: 1 if the applied placement changed (read p->cpu and
- * p->kind), else 0. */
+ * p->kind), else 0; p->event says what happened. A light window changes
+ * nothing and does not count for agreement, trials or holds. */
 int fring_place_step(struct fring_place *p, const struct fring_place_load *w);
 
 const char *fring_place_kind_name(int kind); /* "local", "beside" */

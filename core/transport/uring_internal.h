@@ -83,6 +83,17 @@ struct uring_counters {
 		depth_sum; /* per arrival: the qid's requests then held (place.h) */
 };
 
+/* One window's issuers (fuse_in_header.pid) of a qid, for placement auto:
+ * the first URING_PLACE_PIDS pids with their requests; more are left
+ * out (their requests then count as the qid's own). Written by the owner,
+ * read by the thread closing the window. */
+#define URING_PLACE_PIDS 4
+struct uring_pids {
+	_Atomic uint32_t epoch;        /* the window these are of */
+	_Atomic uint32_t pid[URING_PLACE_PIDS];
+	_Atomic uint64_t n[URING_PLACE_PIDS];
+};
+
 /* One qid: its CPU, its NUMA-local region and its entries. */
 struct uring_queue {
 	uint16_t qid;
@@ -107,6 +118,7 @@ struct uring_queue {
 	uint32_t held;                 /* owner: requests in userspace */
 	uint32_t batch;                /* owner: arrivals in this CQE batch */
 	struct uring_counters ctr;
+	struct uring_pids pids[2];     /* by window parity (uring_place.c) */
 };
 
 /* Lock-free multi-producer, single-consumer list of entries. */
@@ -163,6 +175,8 @@ struct uring_place {
 	struct fring_place_load *seen; /* counters when the window opened */
 	struct fring_place_load *win;
 	_Atomic uint64_t next_ns;      /* when the open window closes */
+	_Atomic uint32_t epoch;        /* the open window's number */
+	struct fring_place_client *clients; /* nr_qids * URING_PLACE_PIDS */
 	atomic_flag busy;              /* a thread is closing a window */
 	int applied_kind;
 	uint64_t since_ns;             /* when the applied placement began */
@@ -326,6 +340,8 @@ void uring_layout_describe(const struct fring_uring *u, char *buf, size_t len);
 int uring_place_init(struct fring_uring *u, int placement);
 void uring_place_free(struct fring_uring *u);
 void uring_place_tick(struct uring_thread *t);
+/* A request from pid arrived on q (owner thread; auto placement only). */
+void uring_place_note(struct fring_uring *u, struct uring_queue *q, uint32_t pid);
 void uring_place_describe(const struct fring_uring *u, char *buf, size_t len);
 void uring_place_log(const struct fring_uring *u, const char *name);
 

@@ -47,6 +47,21 @@ static void snapshot(const struct fring_uring *u, struct fring_place_load *out)
 	}
 }
 
+/* FRING_TEST_PLACE_TRIAL=keep|revert fixes every trial's outcome, so that
+ * tests can assert the moves that follow without depending on speed. */
+static void trial_verdict(struct fring_uring *u)
+{
+	const char *v = getenv("FRING_TEST_PLACE_TRIAL");
+
+	if (!v || !*v)
+		return;
+	u->place.pol.verdict = !strcmp(v, "keep") ? 1 : !strcmp(v, "revert") ? -1 : 0;
+	fring_log(FRING_LOG_WARN, "%s: uring: FRING_TEST_PLACE_TRIAL=%s: every "
+		  "placement trial is %s (a test setting)", mnt(u), v,
+		  u->place.pol.verdict > 0 ? "kept" : u->place.pol.verdict < 0
+		  ? "reverted" : "measured (unknown value)");
+}
+
 int uring_place_init(struct fring_uring *u, int placement)
 {
 	struct uring_place *pl = &u->place;
@@ -70,7 +85,8 @@ int uring_place_init(struct fring_uring *u, int placement)
 	pl->usable = calloc(u->nr_qids, 1);
 	pl->seen = calloc(u->nr_qids, sizeof(*pl->seen));
 	pl->win = calloc(u->nr_qids, sizeof(*pl->win));
-	if (!pl->usable || !pl->seen || !pl->win)
+	pl->clients = calloc(u->nr_qids * URING_PLACE_PIDS, sizeof(*pl->clients));
+	if (!pl->usable || !pl->seen || !pl->win || !pl->clients)
 		return -ENOMEM;
 	/* A thread per qid, in qid order (uring_layout.c); only CPUs this
 	 * process may use (taskset, cpusets, transport.cpus). */
@@ -83,6 +99,7 @@ int uring_place_init(struct fring_uring *u, int placement)
 	}
 	if (ret)
 		return ret;
+	trial_verdict(u);
 	pl->on = 1;
 	atomic_store(&pl->next_ns, pl->since_ns + URING_PLACE_WINDOW_NS);
 	return 0;
@@ -94,6 +111,57 @@ void uring_place_free(struct fring_uring *u)
 	free(u->place.usable);
 	free(u->place.seen);
 	free(u->place.win);
+	free(u->place.clients);
+}
+
+void uring_place_note(struct fring_uring *u, struct uring_queue *q, uint32_t pid)
+{
+	uint32_t ep = atomic_load_explicit(&u->place.epoch, memory_order_relaxed);
+	struct uring_pids *s = &q->pids[ep & 1];
+
+	if (!pid) /* the kernel's own (no issuing task in the client's pid ns) */
+		return;
+	if (atomic_load_explicit(&s->epoch, memory_order_relaxed) != ep) {
+		/* First arrival of the window: forget the window before last. */
+		for (int i = 0; i < URING_PLACE_PIDS; i++) {
+			atomic_store_explicit(&s->pid[i], 0, memory_order_relaxed);
+			atomic_store_explicit(&s->n[i], 0, memory_order_relaxed);
+		}
+		atomic_store_explicit(&s->epoch, ep, memory_order_relaxed);
+	}
+	for (int i = 0; i < URING_PLACE_PIDS; i++) {
+		uint32_t p = atomic_load_explicit(&s->pid[i], memory_order_relaxed);
+
+		if (p && p != pid)
+			continue;
+		if (!p)
+			atomic_store_explicit(&s->pid[i], pid, memory_order_relaxed);
+		atomic_store_explicit(&s->n[i], atomic_load_explicit(
+			&s->n[i], memory_order_relaxed) + 1, memory_order_relaxed);
+		return;
+	}
+}
+
+/* The issuers of window ep on every qid, into pl->clients; the count. */
+static size_t read_clients(const struct fring_uring *u, uint32_t ep)
+{
+	struct fring_place_client *c = u->place.clients;
+	size_t n = 0;
+
+	for (uint32_t q = 0; q < u->nr_qids; q++) {
+		const struct uring_pids *s = &u->queues[q].pids[ep & 1];
+
+		if (atomic_load_explicit(&s->epoch, memory_order_relaxed) != ep)
+			continue; /* no arrival in the window */
+		for (int i = 0; i < URING_PLACE_PIDS; i++) {
+			uint32_t pid = atomic_load_explicit(&s->pid[i], memory_order_relaxed);
+
+			if (pid)
+				c[n++] = (struct fring_place_client){ q, pid,
+					atomic_load_explicit(&s->n[i], memory_order_relaxed) };
+		}
+	}
+	return n;
 }
 
 void uring_place_describe(const struct fring_uring *u, char *buf, size_t len)
@@ -101,7 +169,8 @@ void uring_place_describe(const struct fring_uring *u, char *buf, size_t len)
 	if (u->place.on)
 		snprintf(buf, len, "auto, starting local (each qid's thread on "
 			 "its CPU; a qid whose client keeps requests in flight "
-			 "gets its thread moved to an idle CPU)");
+			 "gets its thread moved to an idle CPU, kept there if "
+			 "that serves it faster)");
 	else
 		snprintf(buf, len, "%s", u->place.why);
 }
@@ -120,11 +189,23 @@ static void move_thread(struct fring_uring *u, uint32_t q, int cpu)
 				      "%s", q, cpu, strerror(ret));
 }
 
+/* What the last window's step did to a trial, for the debug line. */
+static void trial_text(const struct fring_place *pol, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (pol->event == FRING_PLACE_EV_TRIAL)
+		snprintf(buf, len, "; a trial against %llu requests per window",
+			 (unsigned long long)pol->base_rate);
+	else if (pol->event == FRING_PLACE_EV_REVERTED)
+		snprintf(buf, len, "; the trial served %u%% of the rate before "
+			 "it, held off for %u windows", pol->rate_pct, pol->hold);
+}
+
 /* The window just closed changed the placement: apply and say so. */
 static void apply(struct fring_uring *u, const int *old, uint64_t now)
 {
 	struct uring_place *pl = &u->place;
-	char map[256];
+	char map[256], why[96];
 	size_t len = 0;
 
 	pl->time_ns[pl->applied_kind] += now - pl->since_ns;
@@ -140,10 +221,11 @@ static void apply(struct fring_uring *u, const int *old, uint64_t now)
 						"%sqid %u on CPU %d", len ? ", " : "",
 						q, pl->pol.cpu[q]);
 	}
-	fring_dbg("%s: uring: placement now %s%s%s%s (window %llu ms)", mnt(u),
+	trial_text(&pl->pol, why, sizeof(why));
+	fring_dbg("%s: uring: placement now %s%s%s%s (window %llu ms)%s", mnt(u),
 		  fring_place_kind_name(pl->pol.kind), len ? " (" : "", map,
 		  len ? ")" : "",
-		  (unsigned long long)(URING_PLACE_WINDOW_NS / 1000000));
+		  (unsigned long long)(URING_PLACE_WINDOW_NS / 1000000), why);
 }
 
 void uring_place_tick(struct uring_thread *t)
@@ -153,6 +235,7 @@ void uring_place_tick(struct uring_thread *t)
 	struct fring_place_load *w = pl->win;
 	int old[64], *prev = old;
 	uint64_t now;
+	uint32_t ep;
 
 	if (!pl->on)
 		return;
@@ -164,19 +247,27 @@ void uring_place_tick(struct uring_thread *t)
 		goto out;
 	atomic_store_explicit(&pl->next_ns, now + URING_PLACE_WINDOW_NS,
 			      memory_order_relaxed);
+	/* Arrivals from here on note their pids in the next window's table. */
+	ep = atomic_fetch_add_explicit(&pl->epoch, 1, memory_order_relaxed);
 	snapshot(u, w);
 	for (uint32_t q = 0; q < u->nr_qids; q++) {
 		struct fring_place_load cur = w[q];
 
 		w[q].requests -= pl->seen[q].requests;
 		w[q].depth_sum -= pl->seen[q].depth_sum;
+		w[q].hop = 0;
 		pl->seen[q] = cur;
 	}
+	fring_place_hops(pl->clients, read_clients(u, ep), w, u->nr_qids);
 	if (u->nr_qids > 64 && !(prev = malloc(u->nr_qids * sizeof(*prev))))
 		goto out;
 	memcpy(prev, pl->pol.cpu, u->nr_qids * sizeof(*prev));
 	if (fring_place_step(&pl->pol, w))
 		apply(u, prev, now);
+	else if (pl->pol.event == FRING_PLACE_EV_KEPT)
+		fring_dbg("%s: uring: placement %s kept: the trial served %u%% "
+			  "of the rate before it", mnt(u),
+			  fring_place_kind_name(pl->pol.kind), pl->pol.rate_pct);
 	if (prev != old)
 		free(prev);
 out:
@@ -192,6 +283,8 @@ void uring_place_log(const struct fring_uring *u, const char *name)
 		return;
 	t[pl->applied_kind] += now_ns() - pl->since_ns;
 	fring_dbg("%s: uring: placement: local %.2f s, beside %.2f s, %u "
-		  "changes", name, (double)t[FRING_PLACE_LOCAL] / 1e9,
-		  (double)t[FRING_PLACE_BESIDE] / 1e9, pl->changes);
+		  "changes, %u trials beside (%u kept)", name,
+		  (double)t[FRING_PLACE_LOCAL] / 1e9,
+		  (double)t[FRING_PLACE_BESIDE] / 1e9, pl->changes,
+		  pl->pol.trials, pl->pol.trials_kept);
 }

@@ -377,6 +377,8 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 	++e->q->held;
 	ctr_add(&e->q->ctr.depth_sum,
 		e->q->batch > e->q->held ? e->q->batch : e->q->held);
+	if (t->u->place.on)
+		uring_place_note(t->u, e->q, in.pid);
 	uring_ent_init_req(e);
 	e->req.zero_copy = e->zc;
 	atomic_store_explicit(&e->state, ENT_USER, memory_order_release);

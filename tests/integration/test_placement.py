@@ -4,7 +4,12 @@ whose client keeps requests in flight (fio io_uring, iodepth 8, one CPU) is
 moved to the idle CPU ("beside"), synchronous clients on every CPU bring it
 back ("local"), and a deep client again moves it: beside -> local -> beside,
 seen in fring's FRING_LOG=debug lines and in the threads' CPU affinity
-(/proc), never inferred from timing. Across the moves no request is lost,
+(/proc), never inferred from timing: a move beside is a trial kept only if
+it serves the client faster, and these tests fix its outcome
+(FRING_TEST_PLACE_TRIAL=keep or revert; the measured verdict is unit-tested
+on recorded windows). A client that hops between the CPUs is one client
+(its requests carry its pid), and two clients with a CPU each are two.
+Across the moves no request is lost,
 misplaced or stale: every fio run verifies what it wrote (crc32c, a fresh
 seed per run), every file read through the mount matches its backing file
 (SHA-256), and every request was committed exactly once. `placement: local`
@@ -27,7 +32,9 @@ CLIENT_CPU = CPUS[0]
 PHASE_S = 3.0        # each phase; a change needs ~100-200 ms (2 windows of 50 ms)
 FIO_TIMEOUT = 60     # one fio run takes < 1 s here; a lost request hangs it
 NOW_RE = re.compile(r"uring: placement now (local|beside)(?: \(([^)]*)\))? \(window \d+ ms\)")
-STOP_RE = re.compile(r"uring: placement: local ([\d.]+) s, beside ([\d.]+) s, (\d+) changes")
+STOP_RE = re.compile(r"uring: placement: local ([\d.]+) s, beside ([\d.]+) s, (\d+) changes, "
+                     r"(\d+) trials beside \((\d+) kept\)")
+HOP_CLIENT = os.environ.get("FRING_HOP_CLIENT", "hop_client")
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0 or not uring_usable(),
@@ -118,10 +125,18 @@ def sha_file(path):
     return h.hexdigest()
 
 
-def test_placement_change_under_load_loses_nothing(spawn, tmpdirs, debug_log):
+@pytest.fixture
+def trials(monkeypatch):
+    """set(verdict): every placement trial of the fring started next ends so."""
+    return lambda verdict: monkeypatch.setenv("FRING_TEST_PLACE_TRIAL", verdict)
+
+
+def test_placement_change_under_load_loses_nothing(spawn, tmpdirs, debug_log, trials):
+    trials("keep")
     f, mp, src = serve(spawn, tmpdirs)
     pid = serving_pid(f.proc.pid)
     assert "queue placement: auto, starting local (" in f.log()
+    assert "FRING_TEST_PLACE_TRIAL=keep: every placement trial is kept" in f.log()
     assert is_local(queue_cpus(pid)), queue_cpus(pid)
     seen, seed = [], 1
     for name, load, want in (("A", deep, "beside"), ("B", sync, "local"),
@@ -163,6 +178,68 @@ def test_placement_change_under_load_loses_nothing(spawn, tmpdirs, debug_log):
     # synchronous reader on another CPU brings the idle qid's thread home)
     assert count == len(NOW_RE.findall(log)) >= 3, (m.group(0), seen)
     assert local_s > 0 and beside_s > 0, m.group(0)
+    # every move beside was a trial, and every trial was kept
+    tried = len(re.findall(r"placement now beside .*; a trial against \d+ requests", log))
+    assert int(m.group(4)) == int(m.group(5)) == tried >= 2, (m.group(0), seen)
+    assert len(re.findall(r"placement beside kept: the trial served \d+%", log)) == tried
+
+
+def hop_client(path, cpus, seconds, hop_ms):
+    """hop_client.c: 8 O_DIRECT writes in flight from one thread that moves
+    to the next of cpus every hop_ms; it checks every block it wrote."""
+    r = subprocess.run([HOP_CLIENT, path, "32", ",".join(map(str, cpus)), str(seconds),
+                        str(hop_ms)], capture_output=True, text=True,
+                       timeout=seconds + FIO_TIMEOUT)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    m = re.match(r"hop_client: (\d+) writes, (\d+) hops, (\d+) blocks checked", r.stdout)
+    assert m and int(m.group(1)) > 0 and int(m.group(3)) > 0, r.stdout
+    return int(m.group(2))
+
+
+def test_placement_hopping_client_is_one_client(spawn, tmpdirs, debug_log, trials):
+    """One deep client that hops over every CPU (every 10 ms, five times a
+    window) loads every qid: by load alone no CPU is free, and the threads
+    would stay local. Its pid makes it one client, at home on its busiest
+    qid, so its thread goes beside; a reverted trial brings every thread
+    home and holds the same move off."""
+    trials("revert")
+    f, mp, src = serve(spawn, tmpdirs)
+    pid = serving_pid(f.proc.pid)
+    assert hop_client(os.path.join(mp, "hop"), CPUS[:2], 3, 10) >= 100
+    log = f.log()
+    tried = re.findall(r"placement now beside \(([^)]*)\) \(window \d+ ms\); a trial", log)
+    assert tried, log
+    back = re.findall(r"placement now local \(window \d+ ms\); the trial served \d+% of the "
+                      r"rate before it, held off for (\d+) windows", log)
+    # each trial reverted, each hold twice the last (1 s, 2 s, ...)
+    assert len(back) == len(tried) and back[0] == "20", log
+    assert [int(h) for h in back] == [20 * 2 ** i for i in range(len(back))], back
+    assert is_local(queue_cpus(pid)), queue_cpus(pid)
+    assert sha_file(os.path.join(mp, "hop")) == sha_file(os.path.join(src, "hop"))
+    stats, log = stop_stats(f, mp)
+    assert stats and stats["commits"] == stats["requests"] > 0, log
+    m = STOP_RE.search(log)
+    assert m and int(m.group(4)) == len(tried) and m.group(5) == "0", log
+
+
+def test_placement_two_deep_clients_stay_local(spawn, tmpdirs, debug_log, trials):
+    """Two deep clients, each on its own CPU (hop_client pinned: no hops):
+    every CPU has a client of its own, so nothing moves. Were the two
+    counted as one client hopping, one thread would go beside."""
+    trials("keep")
+    f, mp, src = serve(spawn, tmpdirs)
+    pid = serving_pid(f.proc.pid)
+    procs = [subprocess.Popen([HOP_CLIENT, os.path.join(mp, "c%d" % c), "32", str(c), "3",
+                               "100000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for c in CPUS[:2]]
+    for p in procs:
+        out, err = p.communicate(timeout=3 + FIO_TIMEOUT)
+        assert p.returncode == 0 and " 0 hops" in out, (out, err)
+    assert "placement now" not in f.log(), f.log()
+    assert is_local(queue_cpus(pid)), queue_cpus(pid)
+    stats, log = stop_stats(f, mp)
+    assert stats and stats["commits"] == stats["requests"] > 0, log
+    assert STOP_RE.search(log).group(3) == "0", log
 
 
 def never_moves(spawn, tmpdirs, info, **transport):
