@@ -52,9 +52,18 @@ static int same_node(const struct fring_place *p, uint32_t a, uint32_t b)
 	return !p->node || p->node[a] == p->node[b];
 }
 
-/* A free CPU for qid q: the one it has if free, else one on q's node,
- * else any, the least used (hops only) first; taken[] marks CPUs given
- * out. -1 if none is left. */
+/* Is CPU i a better place for q's thread than CPU b: q's node first, then
+ * the one with fewer requests (a free CPU may still see hops). */
+static int better(const struct fring_place *p, uint32_t q,
+		  const struct fring_place_load *w, uint32_t i, uint32_t b)
+{
+	int ni = same_node(p, q, i), nb = same_node(p, q, b);
+
+	return ni != nb ? ni : w[i].requests < w[b].requests;
+}
+
+/* A free CPU for qid q: the one it has if still free, else the best;
+ * taken[] marks CPUs given out. -1 if none is left. */
 static int pick_free(const struct fring_place *p, uint32_t q,
 		     const struct fring_place_load *w, const uint8_t *loaded,
 		     const uint8_t *taken)
@@ -66,9 +75,7 @@ static int pick_free(const struct fring_place *p, uint32_t q,
 	for (uint32_t i = 0; i < p->nr; i++) {
 		if (!p->usable[i] || loaded[i] || taken[i])
 			continue;
-		if (best < 0 || (same_node(p, q, i) && !same_node(p, q, (uint32_t)best)) ||
-		    (same_node(p, q, i) == same_node(p, q, (uint32_t)best) &&
-		     w[i].requests < w[best].requests))
+		if (best < 0 || better(p, q, w, i, (uint32_t)best))
 			best = (int)i;
 	}
 	return best;

@@ -10,7 +10,11 @@
  *   - a client that keeps several requests in flight (io_uring or libaio
  *     at a queue depth, a writeback flush) keeps running while they are
  *     served, so a thread sharing its CPU takes turns with it while another
- *     CPU idles: its thread belongs on a CPU nobody issues from ("beside").
+ *     CPU idles: its thread belongs on a CPU nobody issues from ("beside"),
+ *     if that serves it faster there (a trial decides: FRING_PLACE_TRIAL_*).
+ * Such a client is also moved between CPUs by the scheduler, so its
+ * requests arrive on several qids; each request's pid tells whose they are
+ * (fring_place_hops).
  * In one bench run on the 2-CPU AMD EPYC VM (bench/RESULTS-amd-epyc.md,
  * medians) a thread beside (queues: 1) served one client at iodepth 8
  * 1.69x (reads) / 1.82x (writes) as fast as threads on their own CPUs,
