@@ -14,6 +14,8 @@ static int by_pid(const void *a, const void *b)
 void fring_place_hops(struct fring_place_client *c, size_t n,
 		      struct fring_place_load *w, uint32_t nr)
 {
+	if (n < 2) /* one entry is no hop (and qsort wants an array) */
+		return;
 	qsort(c, n, sizeof(*c), by_pid);
 	for (size_t i = 0, end; i < n; i = end) {
 		size_t home = n;

@@ -153,5 +153,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)checked);
 	io_uring_queue_exit(&ring);
 	close(fd);
+	free(written);
+	free(bufs);
 	return 0;
 }
