@@ -1,7 +1,9 @@
 /* The `transport:` section of a mount: mode, queues, queue_depth,
  * bufpool (auto|on|off or { mode, size, registered }), zero_copy,
  * request_timeout and poll_us. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "config/config_internal.h"
@@ -67,6 +69,20 @@ static int bad(struct cfg_ctx *c, yaml_node_t *n, const char *key, const char *e
 }
 
 /* auto | on | off, booleans accepted (YAML users write those for on/off). */
+/* How many of the nr CPUs in list this process may run on (its affinity:
+ * offline CPUs, cpusets and taskset excluded); -1 if it cannot tell. */
+static int runnable_cpus(const int *list, int nr)
+{
+	cpu_set_t mine;
+	int n = 0;
+
+	if (nr <= 0 || sched_getaffinity(0, sizeof(mine), &mine) != 0)
+		return -1;
+	for (int i = 0; i < nr; i++)
+		n += list[i] >= 0 && list[i] < CPU_SETSIZE && CPU_ISSET(list[i], &mine);
+	return n;
+}
+
 static int parse_tristate(const yaml_node_t *n, enum fring_tristate *out)
 {
 	static const char *const words[] = { "auto", "on", "off", NULL };
@@ -167,11 +183,16 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 		int *list = NULL, nr = v->type == YAML_SCALAR_NODE
 					       ? fring_parse_cpulist(cfg_scalar(v), &list)
 					       : -EINVAL;
+		int runnable = runnable_cpus(list, nr);
 
 		free(list);
 		if (nr < 0 || !(t->cpus = strdup(cfg_scalar(v))))
 			return bad(c, v, "transport.cpus",
 				   "a CPU list such as 0-3,8");
+		/* Else every mode would fail or fall back at start. */
+		if (!runnable)
+			return cfg_error(c, v, "transport.cpus '%s' names no CPU this "
+					 "process may run on", t->cpus);
 	}
 	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
 		return rc;

@@ -153,6 +153,17 @@ static void set_cpu(struct fring_place *p, const int *cpu, int kind)
 	p->kind = kind;
 }
 
+/* The placement on trial lost: remember it and hold it off, each loss in
+ * a row for twice as long. */
+static void hold_off(struct fring_place *p)
+{
+	memcpy(p->failed, p->cpu, p->nr * sizeof(*p->cpu));
+	p->hold = p->backoff;
+	p->backoff = p->backoff * 2 > FRING_PLACE_HOLD_MAX ? FRING_PLACE_HOLD_MAX
+							   : p->backoff * 2;
+	p->trial = 0;
+}
+
 /* A window of a running trial: after the settling window, add up the
  * rate; at the end keep the trial's placement, or go back and hold it
  * off. 1 if the placement changed. */
@@ -168,21 +179,31 @@ static int trial_window(struct fring_place *p, uint64_t total)
 		return 0;
 	want = p->base_rate * FRING_PLACE_TRIAL_MEASURE;
 	p->rate_pct = want ? (uint32_t)(p->trial_sum * 100 / want) : 100;
-	p->trial = 0;
 	if (p->verdict > 0 || (!p->verdict &&
 			       p->trial_sum * 100 >= want * FRING_PLACE_TRIAL_KEEP_PCT)) {
 		p->event = FRING_PLACE_EV_KEPT;
 		p->trials_kept++;
 		p->backoff = FRING_PLACE_HOLD_MIN;
+		p->trial = 0;
 		return 0;
 	}
 	p->event = FRING_PLACE_EV_REVERTED;
-	memcpy(p->failed, p->cpu, p->nr * sizeof(*p->cpu));
-	p->hold = p->backoff;
-	p->backoff = p->backoff * 2 > FRING_PLACE_HOLD_MAX ? FRING_PLACE_HOLD_MAX
-							   : p->backoff * 2;
+	hold_off(p);
 	set_cpu(p, p->from, p->from_kind);
+	p->nhist = 0;
 	return 1;
+}
+
+/* The mean requests per window of the applied placement's last windows. */
+static uint64_t base_rate(const struct fring_place *p)
+{
+	uint64_t sum = 0;
+	uint32_t n = p->nhist < FRING_PLACE_BASE_WINDOWS ? p->nhist
+							  : FRING_PLACE_BASE_WINDOWS;
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += p->hist[i];
+	return n ? sum / n : 0;
 }
 
 int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
@@ -193,6 +214,7 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 	p->event = FRING_PLACE_EV_NONE;
 	if (kind < 0) /* too light to learn from: nothing pends, nothing ends */
 		return 0;
+	p->hist[p->nhist++ % FRING_PLACE_BASE_WINDOWS] = total;
 	if (p->hold)
 		p->hold--;
 	if (!memcmp(p->cand, p->cpu, p->nr * sizeof(*p->cand)) ||
@@ -203,23 +225,28 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 	}
 	if (p->agree && !memcmp(p->cand, p->next, p->nr * sizeof(*p->cand))) {
 		p->agree++;
-		p->agree_sum += total;
 	} else {
 		memcpy(p->next, p->cand, p->nr * sizeof(*p->cand));
 		p->next_kind = kind;
 		p->agree = 1;
-		p->agree_sum = total;
 	}
 	if (p->agree < FRING_PLACE_AGREE)
 		return p->trial ? trial_window(p, total) : 0;
-	/* Apply. Moving threads away from their CPUs is a trial, measured
-	 * against the rate of the windows that asked for it. */
-	p->trial = 0;
 	p->event = FRING_PLACE_EV_MOVED;
+	if (p->trial && !memcmp(p->next, p->from, p->nr * sizeof(*p->next))) {
+		/* The load that asked for the trial went away with it (moved
+		 * beside, a client's depth can fall under the mark): a loss,
+		 * or the two would take turns for ever. */
+		p->event = FRING_PLACE_EV_UNDONE;
+		hold_off(p);
+	}
+	p->trial = 0;
+	/* Moving threads away from their CPUs is a trial, measured against
+	 * the rate of the windows before it. */
 	if (p->next_kind == FRING_PLACE_BESIDE) {
 		memcpy(p->from, p->cpu, p->nr * sizeof(*p->cpu));
 		p->from_kind = p->kind;
-		p->base_rate = p->agree_sum / p->agree;
+		p->base_rate = base_rate(p);
 		p->trial = 1;
 		p->trial_sum = 0;
 		p->trials++;
@@ -227,6 +254,7 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 	}
 	set_cpu(p, p->next, p->next_kind);
 	p->agree = 0;
+	p->nhist = 0;
 	return 1;
 }
 

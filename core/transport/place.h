@@ -69,12 +69,15 @@ enum fring_place_kind {
  * EPYC VM fio at iodepth 8 went 1.6x-1.8x faster, while a lighter client
  * that reaps each completion, tests/integration/hop_client.c, went 0.85x).
  * After SETTLE windows, the requests of MEASURE windows are compared with
- * the windows that asked for the move; the trial's placement stays if it
- * served at least KEEP_PCT % of their rate, else the threads go back and
- * the same move waits HOLD windows, doubling from HOLD_MIN (1 s) to
- * HOLD_MAX (32 s) with each failure in a row. */
+ * the last BASE_WINDOWS (at least the AGREE that asked for the move)
+ * before it; the trial's placement stays if it served at least KEEP_PCT %
+ * of their rate, else the threads go back and the same move waits HOLD
+ * windows, doubling from HOLD_MIN (1 s) to HOLD_MAX (32 s) with each
+ * failure in a row. A trial undone before its verdict (the load it moved
+ * for went away with the move) is a failure too. */
 #define FRING_PLACE_TRIAL_SETTLE 1
-#define FRING_PLACE_TRIAL_MEASURE 2
+#define FRING_PLACE_TRIAL_MEASURE 4
+#define FRING_PLACE_BASE_WINDOWS 4
 #define FRING_PLACE_TRIAL_KEEP_PCT 100
 #define FRING_PLACE_HOLD_MIN 20
 #define FRING_PLACE_HOLD_MAX 640
@@ -86,6 +89,7 @@ enum fring_place_event {
 	FRING_PLACE_EV_TRIAL,    /* applied a beside placement on trial */
 	FRING_PLACE_EV_KEPT,     /* the trial served rate_pct %: kept */
 	FRING_PLACE_EV_REVERTED, /* the trial served rate_pct %: went back */
+	FRING_PLACE_EV_UNDONE,   /* the trial's own windows asked to go back */
 };
 
 struct fring_place {
@@ -97,7 +101,9 @@ struct fring_place {
 	int *next;            /* nr: the proposal being confirmed */
 	int next_kind;
 	uint32_t agree;       /* windows in a row that proposed next[] */
-	uint64_t agree_sum;   /* their requests */
+	uint64_t hist[FRING_PLACE_BASE_WINDOWS]; /* requests of the applied
+			       * placement's last windows (a ring) */
+	uint32_t nhist;       /* windows pushed since it was applied */
 	int *cand;            /* nr: scratch for the window's proposal */
 	/* The running trial (trial > 0: 1 + the windows it has seen). */
 	uint32_t trial;

@@ -199,6 +199,9 @@ static void trial_text(const struct fring_place *pol, char *buf, size_t len)
 	else if (pol->event == FRING_PLACE_EV_REVERTED)
 		snprintf(buf, len, "; the trial served %u%% of the rate before "
 			 "it, held off for %u windows", pol->rate_pct, pol->hold);
+	else if (pol->event == FRING_PLACE_EV_UNDONE)
+		snprintf(buf, len, "; the load changed under the trial, held off "
+			 "for %u windows", pol->hold);
 }
 
 /* The window just closed changed the placement: apply and say so. */

@@ -374,6 +374,9 @@ Test(config, transport_errors)
 		   "t.yaml:4:24: transport.cpus must be a CPU list such as 0-3,8, got '3-1'");
 	expect_err(M "    transport: { cpus: [0, 1] }\n",
 		   "t.yaml:4:24: transport.cpus must be a CPU list such as 0-3,8, got a sequence");
+	/* Beyond CPU_SETSIZE: no process runs there, whatever the machine. */
+	expect_err(M "    transport: { cpus: \"4000-4001\" }\n",
+		   "t.yaml:4:24: transport.cpus '4000-4001' names no CPU this process may run on");
 	expect_err(M "    transport: { placement: spread }\n",
 		   "t.yaml:4:29: transport.placement must be one of auto, local, got 'spread'");
 	expect_err(M "    transport: { zero_copy: maybe }\n",
