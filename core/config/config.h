@@ -57,7 +57,12 @@ struct fring_cfg_transport {
 	uint32_t poll_us;         /* io_uring busy-poll budget, 0 = off */
 	enum fring_placement placement; /* io_uring queue threads; default auto */
 	char *cpus;               /* transport.cpus, a CPU list; NULL = all */
+	unsigned uring_keys;      /* bit i: fring_cfg_uring_keys[i] was given */
 };
+/* The transport keys that only io_uring queues use (queue_depth, bufpool,
+ * zero_copy, poll_us, placement, cpus), NULL-terminated: given for a mount
+ * served over /dev/fuse, they are unused, and fring says so at start. */
+extern const char *const fring_cfg_uring_keys[];
 #define FRING_DEFAULT_REQUEST_TIMEOUT 300
 #define FRING_DEFAULT_POLL_US 20
 

@@ -135,6 +135,10 @@ static int parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tra
 	return 0;
 }
 
+const char *const fring_cfg_uring_keys[] = { "queue_depth", "bufpool",
+					     "zero_copy", "poll_us",
+					     "placement", "cpus", NULL };
+
 int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
 {
 	static const char *const keys[] = { "mode", "queues", "queue_depth",
@@ -151,6 +155,9 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 	if ((rc = cfg_expect_map(c, n, "transport")) ||
 	    (rc = cfg_check_keys(c, n, "in transport", keys)))
 		return rc;
+	for (i = 0; fring_cfg_uring_keys[i]; i++)
+		if (cfg_get(c, n, fring_cfg_uring_keys[i], NULL))
+			t->uring_keys |= 1u << i;
 	if ((v = cfg_get(c, n, "mode", NULL))) {
 		if ((i = pick(v, modes)) < 0)
 			return bad(c, v, "transport.mode", "one of auto, uring, devfuse");

@@ -312,6 +312,24 @@ static int check_ring_budget(struct fring_session *s, char **err)
 	return 0;
 }
 
+/* Served over /dev/fuse (mode devfuse, or auto without io_uring): the
+ * io_uring-only keys the config gave do nothing; say which. */
+static void note_unused_keys(const struct fring_session *s)
+{
+	char names[160];
+	size_t n = 0;
+
+	names[0] = 0;
+	for (int i = 0; fring_cfg_uring_keys[i]; i++)
+		if (s->transport.uring_keys & (1u << i))
+			n += (size_t)snprintf(names + n, sizeof(names) - n,
+					      "%stransport.%s", n ? ", " : "",
+					      fring_cfg_uring_keys[i]);
+	if (n)
+		fring_info("%s: %s: for io_uring queues only, unused over "
+			   "/dev/fuse", s->mountpoint, names);
+}
+
 int fring_session_mount(struct fring_session *s, char **err)
 {
 	struct fring_mount_opts mo = {
@@ -393,6 +411,8 @@ int fring_session_mount(struct fring_session *s, char **err)
 		return ret;
 	}
 	s->mounted = 1;
+	if (!s->uo.u)
+		note_unused_keys(s);
 	fring_dbg("%s: serving with %u /dev/fuse workers, max_write %u",
 		  s->mountpoint, fring_devfuse_nr_threads(s->df),
 		  s->init.max_write);

@@ -15,6 +15,7 @@
 
 #include "../runtime/request.h"
 #include "place.h"
+#include "place_grow.h"
 #include "uring.h"
 
 /* CQE user_data: an entry pointer with a tag in the low bits (entries are
@@ -163,6 +164,10 @@ struct uring_thread {
 	int exited;                    /* set (under u->lock) when it returns */
 	_Atomic int gone;              /* its ring is closed: hand-overs to it are
 					* finished by the caller (uring_serve.c) */
+	int dormant;                   /* its qid is not registered yet: no ring
+					* until armed (uring_grow.c) */
+	_Atomic int arm;               /* register it now (set with a wake_fd
+					* write by the thread closing a window) */
 };
 
 /* uring_place.c: transport.placement auto. The window fields are written
@@ -182,6 +187,10 @@ struct uring_place {
 	uint64_t since_ns;             /* when the applied placement began */
 	uint64_t time_ns[2];           /* per enum fring_place_kind */
 	uint32_t changes;
+	int growing;                   /* reduced queues: registering more
+					* (uring_grow.c) instead of moving threads */
+	struct fring_place_grow grow;
+	uint32_t armed;                /* qids registered under load */
 };
 
 struct fring_uring {
@@ -195,6 +204,7 @@ struct fring_uring {
 	int *node;                     /* nr_cpus: NUMA node of each CPU */
 	int reduced;                   /* fewer qids than CPUs registered */
 	int reduced_offered;           /* INIT offered FUSE_URING_REDUCED_Q */
+	int queues_auto;               /* transport.queues not given */
 	int cpus_set;                  /* transport.cpus given */
 	uint32_t pool_bufs;            /* buffers per qid's pool, 0: per-entry */
 	int pool_registered;           /* transport.bufpool.registered */
@@ -344,6 +354,20 @@ void uring_place_tick(struct uring_thread *t);
 void uring_place_note(struct fring_uring *u, struct uring_queue *q, uint32_t pid);
 void uring_place_describe(const struct fring_uring *u, char *buf, size_t len);
 void uring_place_log(const struct fring_uring *u, const char *name);
+
+/* uring_grow.c: with reduced queues offered and queues and placement
+ * auto, one qid per NUMA node is registered at start and the other
+ * usable CPUs' threads wait, dormant, until fring_place_grow asks for
+ * their qid. init after layout: 0 (*on set if growing) or -errno. */
+int uring_grow_init(struct fring_uring *u, int *on);
+/* One closed window (w by qid, nr_cpus entries; c: n clients by qid). */
+void uring_grow_window(struct fring_uring *u, const struct fring_place_load *w,
+		       const struct fring_place_client *c, size_t n);
+/* A dormant thread, once the connection serves: wait until armed (1) or
+ * stopping (0). */
+int uring_grow_wait(struct uring_thread *t);
+void uring_grow_describe(const struct fring_uring *u, char *buf, size_t len);
+void uring_grow_log(const struct fring_uring *u, const char *name);
 
 /* uring_abort.c */
 int uring_abort_connection(struct fring_uring *u, const char *why);

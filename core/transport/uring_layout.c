@@ -76,6 +76,7 @@ int uring_layout(struct fring_uring *u, const struct fring_uring_params *p,
 	if (!u->usable || !u->node)
 		return -ENOMEM;
 	u->cpus_set = p->cpus != NULL;
+	u->queues_auto = !p->nr_threads;
 	if ((ret = read_usable(u, p->cpus, err)))
 		return ret;
 	read_nodes(u);
@@ -164,7 +165,7 @@ void uring_layout_describe(const struct fring_uring *u, char *buf, size_t len)
 {
 	size_t n;
 
-	if (u->reduced)
+	if (u->reduced && !u->place.growing)
 		n = (size_t)snprintf(buf, len, "%u of %u registered (the kernel "
 				     "offers reduced queues)", u->nr_qids, u->nr_cpus);
 	else if (u->nr_threads < u->nr_qids)
@@ -178,6 +179,9 @@ void uring_layout_describe(const struct fring_uring *u, char *buf, size_t len)
 					       "hang its I/O");
 	else
 		n = (size_t)snprintf(buf, len, "%u, a thread each", u->nr_qids);
+	if (u->place.growing && n + 64 < len)
+		n += (size_t)snprintf(buf + n, len - n, " (registered as the load "
+				      "asks: see queue placement)");
 	for (uint32_t i = 0; i < u->nr_threads && n + 48 < len; i++) {
 		const struct uring_thread *t = &u->threads[i];
 		cpu_set_t set, qids, nodes;

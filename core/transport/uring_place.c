@@ -37,13 +37,15 @@ static const char *mnt(const struct fring_uring *u)
 	return u->mountpoint ? u->mountpoint : "?";
 }
 
+/* Every qid's counters, by qid (u->queues is in thread order). */
 static void snapshot(const struct fring_uring *u, struct fring_place_load *out)
 {
 	for (uint32_t q = 0; q < u->nr_qids; q++) {
 		const struct uring_counters *c = &u->queues[q].ctr;
+		struct fring_place_load *o = &out[u->queues[q].qid];
 
-		out[q].requests = atomic_load_explicit(&c->requests, memory_order_relaxed);
-		out[q].depth_sum = atomic_load_explicit(&c->depth_sum, memory_order_relaxed);
+		o->requests = atomic_load_explicit(&c->requests, memory_order_relaxed);
+		o->depth_sum = atomic_load_explicit(&c->depth_sum, memory_order_relaxed);
 	}
 }
 
@@ -62,6 +64,21 @@ static void trial_verdict(struct fring_uring *u)
 		  ? "reverted" : "measured (unknown value)");
 }
 
+/* The window's tables, by qid (the kernel's: up to nr_cpus), and the
+ * first window's end. */
+static int windows_init(struct fring_uring *u)
+{
+	struct uring_place *pl = &u->place;
+
+	pl->seen = calloc(u->nr_cpus, sizeof(*pl->seen));
+	pl->win = calloc(u->nr_cpus, sizeof(*pl->win));
+	pl->clients = calloc(u->nr_qids * URING_PLACE_PIDS, sizeof(*pl->clients));
+	if (!pl->seen || !pl->win || !pl->clients)
+		return -ENOMEM;
+	atomic_store(&pl->next_ns, pl->since_ns + URING_PLACE_WINDOW_NS);
+	return 0;
+}
+
 int uring_place_init(struct fring_uring *u, int placement)
 {
 	struct uring_place *pl = &u->place;
@@ -69,6 +86,11 @@ int uring_place_init(struct fring_uring *u, int placement)
 
 	atomic_flag_clear(&pl->busy);
 	pl->since_ns = now_ns();
+	if (placement == FRING_URING_PLACE_AUTO &&
+	    (ret = uring_grow_init(u, &pl->on)))
+		return ret;
+	if (pl->on)
+		return windows_init(u);
 	if (u->reduced)
 		snprintf(pl->why, sizeof(pl->why), "fixed (reduced queues: a "
 			 "thread on each registered qid's CPU)");
@@ -83,10 +105,7 @@ int uring_place_init(struct fring_uring *u, int placement)
 	if (pl->why[0])
 		return 0;
 	pl->usable = calloc(u->nr_qids, 1);
-	pl->seen = calloc(u->nr_qids, sizeof(*pl->seen));
-	pl->win = calloc(u->nr_qids, sizeof(*pl->win));
-	pl->clients = calloc(u->nr_qids * URING_PLACE_PIDS, sizeof(*pl->clients));
-	if (!pl->usable || !pl->seen || !pl->win || !pl->clients)
+	if (!pl->usable || windows_init(u))
 		return -ENOMEM;
 	/* A thread per qid, in qid order (uring_layout.c); only CPUs this
 	 * process may use (taskset, cpusets, transport.cpus). */
@@ -101,13 +120,13 @@ int uring_place_init(struct fring_uring *u, int placement)
 		return ret;
 	trial_verdict(u);
 	pl->on = 1;
-	atomic_store(&pl->next_ns, pl->since_ns + URING_PLACE_WINDOW_NS);
 	return 0;
 }
 
 void uring_place_free(struct fring_uring *u)
 {
 	fring_place_fini(&u->place.pol);
+	fring_place_grow_fini(&u->place.grow);
 	free(u->place.usable);
 	free(u->place.seen);
 	free(u->place.win);
@@ -157,7 +176,8 @@ static size_t read_clients(const struct fring_uring *u, uint32_t ep)
 			uint32_t pid = atomic_load_explicit(&s->pid[i], memory_order_relaxed);
 
 			if (pid)
-				c[n++] = (struct fring_place_client){ q, pid,
+				c[n++] = (struct fring_place_client){
+					u->queues[q].qid, pid,
 					atomic_load_explicit(&s->n[i], memory_order_relaxed) };
 		}
 	}
@@ -166,7 +186,9 @@ static size_t read_clients(const struct fring_uring *u, uint32_t ep)
 
 void uring_place_describe(const struct fring_uring *u, char *buf, size_t len)
 {
-	if (u->place.on)
+	if (u->place.growing)
+		uring_grow_describe(u, buf, len);
+	else if (u->place.on)
 		snprintf(buf, len, "auto, starting local (each qid's thread on "
 			 "its CPU; a qid whose client keeps requests in flight "
 			 "gets its thread moved to an idle CPU, kept there if "
@@ -237,6 +259,7 @@ void uring_place_tick(struct uring_thread *t)
 	struct uring_place *pl = &u->place;
 	struct fring_place_load *w = pl->win;
 	int old[64], *prev = old;
+	size_t nc;
 	uint64_t now;
 	uint32_t ep;
 
@@ -253,7 +276,7 @@ void uring_place_tick(struct uring_thread *t)
 	/* Arrivals from here on note their pids in the next window's table. */
 	ep = atomic_fetch_add_explicit(&pl->epoch, 1, memory_order_relaxed);
 	snapshot(u, w);
-	for (uint32_t q = 0; q < u->nr_qids; q++) {
+	for (uint32_t q = 0; q < u->nr_cpus; q++) {
 		struct fring_place_load cur = w[q];
 
 		w[q].requests -= pl->seen[q].requests;
@@ -261,7 +284,12 @@ void uring_place_tick(struct uring_thread *t)
 		w[q].hop = 0;
 		pl->seen[q] = cur;
 	}
-	fring_place_hops(pl->clients, read_clients(u, ep), w, u->nr_qids);
+	nc = read_clients(u, ep);
+	if (pl->growing) {
+		uring_grow_window(u, w, pl->clients, nc);
+		goto out;
+	}
+	fring_place_hops(pl->clients, nc, w, u->nr_qids);
 	if (u->nr_qids > 64 && !(prev = malloc(u->nr_qids * sizeof(*prev))))
 		goto out;
 	memcpy(prev, pl->pol.cpu, u->nr_qids * sizeof(*prev));
@@ -282,7 +310,9 @@ void uring_place_log(const struct fring_uring *u, const char *name)
 	const struct uring_place *pl = &u->place;
 	uint64_t t[2] = { pl->time_ns[0], pl->time_ns[1] };
 
-	if (!pl->on)
+	if (pl->growing)
+		uring_grow_log(u, name);
+	if (!pl->on || pl->growing)
 		return;
 	t[pl->applied_kind] += now_ns() - pl->since_ns;
 	fring_dbg("%s: uring: placement: local %.2f s, beside %.2f s, %u "

@@ -271,6 +271,24 @@ static void serve(struct uring_thread *t)
 			  t->idx, t->live);
 }
 
+/* A dormant qid (reduced queues, uring_grow.c) once armed: set up as at
+ * start; the REGISTERs go out with serve's first submit. A failure leaves
+ * the qid unregistered (its CPUs stay dealt to the others). 1 to serve. */
+static int wake(struct uring_thread *t)
+{
+	if (!uring_grow_wait(t))
+		return -1;
+	if (thread_setup(t)) {
+		fring_warn("%s: uring: registering qid %u under load failed: %s: "
+			   "%s; its CPU's requests stay on the registered qids",
+			   t->u->mountpoint ? t->u->mountpoint : "?",
+			   t->queues[0].qid, t->setup_what, strerror(-t->setup_err));
+		return -1;
+	}
+	t->dormant = 0;
+	return 1;
+}
+
 void *uring_thread_main(void *arg)
 {
 	struct uring_thread *t = arg;
@@ -283,7 +301,8 @@ void *uring_thread_main(void *arg)
 	snprintf(name, sizeof(name), "fring-uring-%u", t->idx);
 	pthread_setname_np(pthread_self(), name);
 
-	thread_setup(t);
+	if (!t->dormant)
+		thread_setup(t);
 	pthread_mutex_lock(&u->lock);
 	u->reported++;
 	pthread_cond_broadcast(&u->cond);
@@ -291,6 +310,8 @@ void *uring_thread_main(void *arg)
 		pthread_cond_wait(&u->cond, &u->lock);
 	go = u->go;
 	pthread_mutex_unlock(&u->lock);
+	if (go > 0 && t->dormant)
+		go = wake(t);
 
 	if (go > 0 && !t->setup_err && u->pool_bufs) {
 		int ret = uring_pool_add(t);

@@ -636,3 +636,23 @@ def test_other_signals_leave_the_mount_serving(spawn, tmpdirs, target, sig):
         assert fh.read() == "serving"
     assert f.stop() == 0, f.log()
     assert not is_mounted(mp)
+
+
+def test_uring_only_keys_over_devfuse_are_named(spawn, tmpdirs):
+    """A mount served over /dev/fuse says which io_uring-only transport
+    keys its config gave (they do nothing there); keys it shares with
+    /dev/fuse (queues: its worker threads) are not named."""
+    mp = tmpdirs("mnt")
+    path = yaml_file(tmpdirs("cfg"), f"""\
+mounts:
+  - mountpoint: {mp}
+    plugin: memfs
+    transport: {{ mode: devfuse, queues: 2, placement: local, cpus: "0", poll_us: 5 }}
+""")
+    f = spawn(["run", path], [mp])
+    assert f.wait_ready(1)[0].endswith("transport devfuse)"), f.log()
+    assert f.stop() == 0, f.log()
+    want = (f"fring: info: {mp}: transport.poll_us, transport.placement, "
+            "transport.cpus: for io_uring queues only, unused over /dev/fuse\n")
+    assert want in f.log(), f.log()
+    assert "transport.queues" not in f.log()

@@ -15,30 +15,13 @@
 
 #include <criterion/criterion.h>
 
-#include "config/config.h"
-#include "transport/uring_internal.h"
+#include "uring_null.h"
 
 static struct fring_uring *setup(uint32_t queues, int reduced, const char *cpus,
 				 char **err)
 {
-	struct fring_uring_params p = {
-		.fuse_fd = open("/dev/null", O_RDWR | O_CLOEXEC),
-		.mountpoint = "layout-test",
-		.nr_threads = queues,
-		.queue_depth = 2, /* stays under an 8 MiB RLIMIT_MEMLOCK */
-		.max_write = 128 * 1024,
-		.bufpool = FRING_AUTO,
-		.zero_copy = FRING_AUTO,
-		.cpus = cpus,
-		.reduced_offered = reduced,
-	};
-	struct fring_uring *u = NULL;
-
-	cr_assert_geq(p.fuse_fd, 0);
-	*err = NULL;
-	if (fring_uring_setup(&p, &u, err))
-		u = NULL;
-	return u;
+	return uring_null_setup((struct fring_uring_params){
+		.nr_threads = queues, .cpus = cpus, .reduced_offered = reduced }, err);
 }
 
 static int cpus(void)
