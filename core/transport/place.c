@@ -191,7 +191,35 @@ static int trial_window(struct fring_place *p, uint64_t total)
 	hold_off(p);
 	set_cpu(p, p->from, p->from_kind);
 	p->nhist = 0;
+	if (!p->verdict) { /* tests that fix verdicts fix the holds too */
+		p->recheck = 1;
+		p->recheck_sum = 0;
+		p->trial_rate = p->trial_sum / FRING_PLACE_TRIAL_MEASURE;
+	}
 	return 1;
+}
+
+/* A window after a lost trial, back where it came from: measured as the
+ * trial was; a rate under RECHECK_PCT % of the trial's lifts the hold. */
+static void recheck_window(struct fring_place *p, uint64_t total)
+{
+	uint32_t seen = p->recheck++;
+	uint64_t after;
+
+	if (seen <= FRING_PLACE_TRIAL_SETTLE)
+		return;
+	p->recheck_sum += total;
+	if (seen < FRING_PLACE_TRIAL_SETTLE + FRING_PLACE_TRIAL_MEASURE)
+		return;
+	p->recheck = 0;
+	after = p->recheck_sum / FRING_PLACE_TRIAL_MEASURE;
+	if (after * 100 >= p->trial_rate * FRING_PLACE_RECHECK_PCT)
+		return; /* going back served more: the loss stands */
+	p->event = FRING_PLACE_EV_RECHECKED;
+	p->rate_pct = p->trial_rate ? (uint32_t)(after * 100 / p->trial_rate) : 0;
+	p->hold = 0;
+	p->backoff = p->backoff / 2 < FRING_PLACE_HOLD_MIN ? FRING_PLACE_HOLD_MIN
+							    : p->backoff / 2;
 }
 
 /* The mean requests per window of the applied placement's last windows. */
@@ -217,6 +245,8 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 	p->hist[p->nhist++ % FRING_PLACE_BASE_WINDOWS] = total;
 	if (p->hold)
 		p->hold--;
+	if (p->recheck)
+		recheck_window(p, total);
 	if (!memcmp(p->cand, p->cpu, p->nr * sizeof(*p->cand)) ||
 	    (p->hold && !memcmp(p->cand, p->failed, p->nr * sizeof(*p->cand)))) {
 		/* What is applied, or what lost its trial a moment ago. */
@@ -241,6 +271,7 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 		hold_off(p);
 	}
 	p->trial = 0;
+	p->recheck = 0;
 	/* Moving threads away from their CPUs is a trial, measured against
 	 * the rate of the windows before it. */
 	if (p->next_kind == FRING_PLACE_BESIDE) {

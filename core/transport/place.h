@@ -74,11 +74,17 @@ enum fring_place_kind {
  * of their rate, else the threads go back and the same move waits HOLD
  * windows, doubling from HOLD_MIN (1 s) to HOLD_MAX (32 s) with each
  * failure in a row. A trial undone before its verdict (the load it moved
- * for went away with the move) is a failure too. */
+ * for went away with the move) is a failure too. After a lost trial the
+ * placement gone back to is measured as the trial was; unless it serves
+ * at least RECHECK_PCT % of the trial's rate, the whole machine slowed
+ * down (on the AMD EPYC VM a noisy neighbour cut beside trials to 27-68%
+ * of the rate before them), so the hold is lifted and the doubling undone.
+ * hop_client's loss beside stands: local served it 125% of beside. */
 #define FRING_PLACE_TRIAL_SETTLE 1
 #define FRING_PLACE_TRIAL_MEASURE 4
 #define FRING_PLACE_BASE_WINDOWS 4
 #define FRING_PLACE_TRIAL_KEEP_PCT 100
+#define FRING_PLACE_RECHECK_PCT 110
 #define FRING_PLACE_HOLD_MIN 20
 #define FRING_PLACE_HOLD_MAX 640
 
@@ -90,6 +96,9 @@ enum fring_place_event {
 	FRING_PLACE_EV_KEPT,     /* the trial served rate_pct %: kept */
 	FRING_PLACE_EV_REVERTED, /* the trial served rate_pct %: went back */
 	FRING_PLACE_EV_UNDONE,   /* the trial's own windows asked to go back */
+	FRING_PLACE_EV_RECHECKED,/* after going back the rate fell to the
+				  * trial's (rate_pct % of it): the loss was the
+				  * machine's, the hold is lifted */
 };
 
 struct fring_place {
@@ -111,6 +120,12 @@ struct fring_place {
 	int from_kind;
 	uint64_t base_rate;   /* requests per window before it */
 	uint64_t trial_sum;   /* requests of its measured windows */
+	/* After a lost trial the placement gone back to is measured the
+	 * same way: if it serves no more than the trial did, the trial lost
+	 * to the machine (a neighbour took CPU time), not to its placement. */
+	uint32_t recheck;     /* > 0: 1 + the windows it has seen */
+	uint64_t trial_rate;  /* the lost trial's requests per window */
+	uint64_t recheck_sum;
 	int *failed;          /* nr: the last placement that lost its trial */
 	uint32_t hold;        /* windows before failed[] may be tried again */
 	uint32_t backoff;     /* the next hold */

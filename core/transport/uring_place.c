@@ -299,6 +299,11 @@ void uring_place_tick(struct uring_thread *t)
 		fring_dbg("%s: uring: placement %s kept: the trial served %u%% "
 			  "of the rate before it", mnt(u),
 			  fring_place_kind_name(pl->pol.kind), pl->pol.rate_pct);
+	else if (pl->pol.event == FRING_PLACE_EV_RECHECKED)
+		fring_dbg("%s: uring: placement %s served %u%% of the lost trial's "
+			  "rate: the machine slowed, not the trial; it may be "
+			  "tried again", mnt(u), fring_place_kind_name(pl->pol.kind),
+			  pl->pol.rate_pct);
 	if (prev != old)
 		free(prev);
 out:
