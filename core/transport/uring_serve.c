@@ -414,8 +414,13 @@ static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)
 	}
 	ent_gone(t, e);
 	if (e->last_cmd == FUSE_IO_URING_CMD_REGISTER) {
-		/* The kernel has fallen back to /dev/fuse (brief 2.5). */
-		fring_log_ratelimited("uring-register", FRING_LOG_WARN,
+		/* The kernel has fallen back to /dev/fuse (brief 2.5). The
+		 * refusal that turned io_uring off and the EOPNOTSUPP of the
+		 * qids that register after it are limited apart, so the
+		 * cause is logged whichever thread completes first. */
+		fring_log_ratelimited(res == -EOPNOTSUPP ? "uring-register-off"
+							  : "uring-register",
+				      FRING_LOG_WARN,
 				      "uring: REGISTER of qid %u failed: %s; "
 				      "the kernel serves /dev/fuse instead",
 				      e->qid, strerror(-res));
