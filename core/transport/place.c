@@ -153,15 +153,34 @@ static void set_cpu(struct fring_place *p, const int *cpu, int kind)
 	p->kind = kind;
 }
 
-/* The placement on trial lost: remember it and hold it off, each loss in
+/* A placement lost its trial: remember it and hold it off, each loss in
  * a row for twice as long. */
-static void hold_off(struct fring_place *p)
+static void hold_off(struct fring_place *p, const int *lost)
 {
-	memcpy(p->failed, p->cpu, p->nr * sizeof(*p->cpu));
+	memcpy(p->failed, lost, p->nr * sizeof(*lost));
 	p->hold = p->backoff;
 	p->backoff = p->backoff * 2 > FRING_PLACE_HOLD_MAX ? FRING_PLACE_HOLD_MAX
 							   : p->backoff * 2;
 	p->trial = 0;
+}
+
+/* The end of a kept trial's check (the placement before it, on trial
+ * again): won, it stays and the kept placement is held off; lost, the
+ * kept placement is back for good. 1 if the placement changed. */
+static int confirm_verdict(struct fring_place *p, int won)
+{
+	p->confirming = 0;
+	if (won) {
+		p->event = FRING_PLACE_EV_OVERTURNED;
+		p->overturned++;
+		hold_off(p, p->from);
+		return 0;
+	}
+	p->event = FRING_PLACE_EV_CONFIRMED;
+	p->trial = 0;
+	set_cpu(p, p->from, p->from_kind);
+	p->nhist = 0;
+	return 1;
 }
 
 /* A window of a running trial: after the settling window, add up the
@@ -171,6 +190,7 @@ static int trial_window(struct fring_place *p, uint64_t total)
 {
 	uint32_t seen = p->trial++; /* windows of the trial, this one included */
 	uint64_t want;
+	int won;
 
 	if (seen <= FRING_PLACE_TRIAL_SETTLE)
 		return 0;
@@ -179,16 +199,21 @@ static int trial_window(struct fring_place *p, uint64_t total)
 		return 0;
 	want = p->base_rate * FRING_PLACE_TRIAL_MEASURE;
 	p->rate_pct = want ? (uint32_t)(p->trial_sum * 100 / want) : 100;
-	if (p->verdict > 0 || (!p->verdict &&
-			       p->trial_sum * 100 >= want * FRING_PLACE_TRIAL_KEEP_PCT)) {
+	won = p->verdict > 0 ||
+	      (!p->verdict && p->trial_sum * 100 >= want * FRING_PLACE_TRIAL_KEEP_PCT);
+	if (p->confirming)
+		return confirm_verdict(p, won);
+	if (won) {
 		p->event = FRING_PLACE_EV_KEPT;
 		p->trials_kept++;
 		p->backoff = FRING_PLACE_HOLD_MIN;
 		p->trial = 0;
+		if (!p->verdict) /* tests that fix verdicts fix the checks too */
+			p->confirm_in = FRING_PLACE_CONFIRM_AFTER;
 		return 0;
 	}
 	p->event = FRING_PLACE_EV_REVERTED;
-	hold_off(p);
+	hold_off(p, p->cpu);
 	set_cpu(p, p->from, p->from_kind);
 	p->nhist = 0;
 	if (!p->verdict) { /* tests that fix verdicts fix the holds too */
@@ -234,6 +259,26 @@ static uint64_t base_rate(const struct fring_place *p)
 	return n ? sum / n : 0;
 }
 
+/* A kept trial's check: back to the placement before it (still in
+ * from[]), on trial against the kept one's last windows. */
+static int start_confirm(struct fring_place *p)
+{
+	int kind = p->from_kind;
+
+	memcpy(p->next, p->from, p->nr * sizeof(*p->from));
+	memcpy(p->from, p->cpu, p->nr * sizeof(*p->cpu));
+	p->from_kind = p->kind;
+	p->base_rate = base_rate(p);
+	p->trial = 1;
+	p->trial_sum = 0;
+	p->confirming = 1;
+	p->event = FRING_PLACE_EV_CONFIRM;
+	set_cpu(p, p->next, kind);
+	p->agree = 0;
+	p->nhist = 0;
+	return 1;
+}
+
 int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 {
 	uint64_t total = window_requests(p, w);
@@ -248,10 +293,16 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 	if (p->recheck)
 		recheck_window(p, total);
 	if (!memcmp(p->cand, p->cpu, p->nr * sizeof(*p->cand)) ||
-	    (p->hold && !memcmp(p->cand, p->failed, p->nr * sizeof(*p->cand)))) {
-		/* What is applied, or what lost its trial a moment ago. */
+	    (p->hold && !memcmp(p->cand, p->failed, p->nr * sizeof(*p->cand))) ||
+	    (p->confirming && !memcmp(p->cand, p->from, p->nr * sizeof(*p->cand)))) {
+		/* What is applied, what lost its trial a moment ago, or what
+		 * a running check is measured against. */
 		p->agree = 0;
-		return p->trial ? trial_window(p, total) : 0;
+		if (p->trial)
+			return trial_window(p, total);
+		if (p->confirm_in && !--p->confirm_in)
+			return start_confirm(p);
+		return 0;
 	}
 	if (p->agree && !memcmp(p->cand, p->next, p->nr * sizeof(*p->cand))) {
 		p->agree++;
@@ -268,10 +319,12 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 		 * beside, a client's depth can fall under the mark): a loss,
 		 * or the two would take turns for ever. */
 		p->event = FRING_PLACE_EV_UNDONE;
-		hold_off(p);
+		hold_off(p, p->cpu);
 	}
 	p->trial = 0;
 	p->recheck = 0;
+	p->confirming = 0;
+	p->confirm_in = 0;
 	/* Moving threads away from their CPUs is a trial, measured against
 	 * the rate of the windows before it. */
 	if (p->next_kind == FRING_PLACE_BESIDE) {

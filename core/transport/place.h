@@ -79,7 +79,14 @@ enum fring_place_kind {
  * at least RECHECK_PCT % of the trial's rate, the whole machine slowed
  * down (on the AMD EPYC VM a noisy neighbour cut beside trials to 27-68%
  * of the rate before them), so the hold is lifted and the doubling undone.
- * hop_client's loss beside stands: local served it 125% of beside. */
+ * hop_client's loss beside stands: local served it 125% of beside.
+ * A kept trial is checked once, CONFIRM_AFTER loaded windows later, the
+ * other way round: the threads go back for a trial of the placement before
+ * it, measured against the kept placement's last windows; if that serves
+ * at least KEEP_PCT % of their rate, it stays and the kept placement is
+ * held off as if it had lost (on an Intel Xeon VM a beside trial on one
+ * deep writer was kept at 103% of a rate measured while the machine was
+ * slow, then served 75% of local for the 9.6 s left of the job). */
 #define FRING_PLACE_TRIAL_SETTLE 1
 #define FRING_PLACE_TRIAL_MEASURE 4
 #define FRING_PLACE_BASE_WINDOWS 4
@@ -87,6 +94,7 @@ enum fring_place_kind {
 #define FRING_PLACE_RECHECK_PCT 110
 #define FRING_PLACE_HOLD_MIN 20
 #define FRING_PLACE_HOLD_MAX 640
+#define FRING_PLACE_CONFIRM_AFTER 20
 
 /* What the last fring_place_step did, for the caller's log. */
 enum fring_place_event {
@@ -99,6 +107,12 @@ enum fring_place_event {
 	FRING_PLACE_EV_RECHECKED,/* after going back the rate fell to the
 				  * trial's (rate_pct % of it): the loss was the
 				  * machine's, the hold is lifted */
+	FRING_PLACE_EV_CONFIRM,  /* went back to the placement before a kept
+				  * trial, on trial against it */
+	FRING_PLACE_EV_CONFIRMED,/* that served rate_pct % of the kept one's
+				  * rate: the kept placement is back */
+	FRING_PLACE_EV_OVERTURNED,/* it served rate_pct %: it stays, the kept
+				   * placement is held off */
 };
 
 struct fring_place {
@@ -116,6 +130,10 @@ struct fring_place {
 	int *cand;            /* nr: scratch for the window's proposal */
 	/* The running trial (trial > 0: 1 + the windows it has seen). */
 	uint32_t trial;
+	int confirming;       /* the trial is a kept trial's check: it went
+			       * back to from[]'s predecessor */
+	uint32_t confirm_in;  /* > 0: loaded windows before a kept trial's
+			       * check */
 	int *from;            /* nr: the placement before it */
 	int from_kind;
 	uint64_t base_rate;   /* requests per window before it */
@@ -131,7 +149,7 @@ struct fring_place {
 	uint32_t backoff;     /* the next hold */
 	int event;            /* enum fring_place_event of the last step */
 	uint32_t rate_pct;    /* the last trial's rate, % of its base */
-	uint32_t trials, trials_kept;
+	uint32_t trials, trials_kept, overturned;
 	int verdict;          /* tests only: 1 keep every trial, -1 revert
 			       * every one, 0 (default) measure */
 };

@@ -224,6 +224,14 @@ static void trial_text(const struct fring_place *pol, char *buf, size_t len)
 	else if (pol->event == FRING_PLACE_EV_UNDONE)
 		snprintf(buf, len, "; the load changed under the trial, held off "
 			 "for %u windows", pol->hold);
+	else if (pol->event == FRING_PLACE_EV_CONFIRM)
+		snprintf(buf, len, "; a check of the kept %s against its %llu "
+			 "requests per window",
+			 fring_place_kind_name(pol->from_kind),
+			 (unsigned long long)pol->base_rate);
+	else if (pol->event == FRING_PLACE_EV_CONFIRMED)
+		snprintf(buf, len, "; the check served %u%% of its rate: kept "
+			 "for good", pol->rate_pct);
 }
 
 /* The window just closed changed the placement: apply and say so. */
@@ -299,6 +307,11 @@ void uring_place_tick(struct uring_thread *t)
 		fring_dbg("%s: uring: placement %s kept: the trial served %u%% "
 			  "of the rate before it", mnt(u),
 			  fring_place_kind_name(pl->pol.kind), pl->pol.rate_pct);
+	else if (pl->pol.event == FRING_PLACE_EV_OVERTURNED)
+		fring_dbg("%s: uring: placement %s stays: it served %u%% of the "
+			  "rate of the kept trial's placement, held off for %u "
+			  "windows", mnt(u), fring_place_kind_name(pl->pol.kind),
+			  pl->pol.rate_pct, pl->pol.hold);
 	else if (pl->pol.event == FRING_PLACE_EV_RECHECKED)
 		fring_dbg("%s: uring: placement %s served %u%% of the lost trial's "
 			  "rate: the machine slowed, not the trial; it may be "
@@ -321,8 +334,9 @@ void uring_place_log(const struct fring_uring *u, const char *name)
 		return;
 	t[pl->applied_kind] += now_ns() - pl->since_ns;
 	fring_dbg("%s: uring: placement: local %.2f s, beside %.2f s, %u "
-		  "changes, %u trials beside (%u kept)", name,
+		  "changes, %u trials beside (%u kept, %u overturned by "
+		  "their check)", name,
 		  (double)t[FRING_PLACE_LOCAL] / 1e9,
 		  (double)t[FRING_PLACE_BESIDE] / 1e9, pl->changes,
-		  pl->pol.trials, pl->pol.trials_kept);
+		  pl->pol.trials, pl->pol.trials_kept, pl->pol.overturned);
 }

@@ -33,7 +33,7 @@ PHASE_S = 3.0        # each phase; a change needs ~100-200 ms (2 windows of 50 m
 FIO_TIMEOUT = 60     # one fio run takes < 1 s here; a lost request hangs it
 NOW_RE = re.compile(r"uring: placement now (local|beside)(?: \(([^)]*)\))? \(window \d+ ms\)")
 STOP_RE = re.compile(r"uring: placement: local ([\d.]+) s, beside ([\d.]+) s, (\d+) changes, "
-                     r"(\d+) trials beside \((\d+) kept\)")
+                     r"(\d+) trials beside \((\d+) kept, (\d+) overturned by their check\)")
 HOP_CLIENT = os.environ.get("FRING_HOP_CLIENT", "hop_client")
 
 pytestmark = [
@@ -181,6 +181,8 @@ def test_placement_change_under_load_loses_nothing(spawn, tmpdirs, debug_log, tr
     # every move beside was a trial, and every trial was kept
     tried = len(re.findall(r"placement now beside .*; a trial against \d+ requests", log))
     assert int(m.group(4)) == int(m.group(5)) == tried >= 2, (m.group(0), seen)
+    # a fixed verdict (FRING_TEST_PLACE_TRIAL) never checks a kept trial
+    assert int(m.group(6)) == 0 and "a check of the kept" not in log, m.group(0)
     assert len(re.findall(r"placement beside kept: the trial served \d+%", log)) == tried
 
 
