@@ -311,7 +311,8 @@ int fring_place_step(struct fring_place *p, const struct fring_place_load *w)
 		p->next_kind = kind;
 		p->agree = 1;
 	}
-	if (p->agree < FRING_PLACE_AGREE)
+	if (p->agree < (p->next_kind == FRING_PLACE_BESIDE ? FRING_PLACE_TRIAL_AGREE
+							   : FRING_PLACE_AGREE))
 		return p->trial ? trial_window(p, total) : 0;
 	p->event = FRING_PLACE_EV_MOVED;
 	if (p->trial && !memcmp(p->next, p->from, p->nr * sizeof(*p->next))) {

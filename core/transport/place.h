@@ -62,15 +62,21 @@ enum fring_place_kind {
 #define FRING_PLACE_DEEP_ENTER 200
 #define FRING_PLACE_DEEP_STAY 160
 /* Windows in a row that must propose the same placement before it is
- * applied. */
+ * applied; a move beside (a trial) waits for TRIAL_AGREE, so that the
+ * rate it is measured against (the last BASE_WINDOWS) comes from windows
+ * that asked for it, not the first of them, which the load may have begun
+ * inside, nor the load before (on the Intel Xeon VM J5's first trial,
+ * measured against windows that still held J4's, was kept at 115-150% of
+ * a rate J5 beats by far: its check undid it a second later). */
 #define FRING_PLACE_AGREE 2
+#define FRING_PLACE_TRIAL_AGREE (FRING_PLACE_BASE_WINDOWS + 1)
 /* A move beside is a trial: whether a thread serves a deep client better
  * from another CPU depends on the machine and on the client (on the AMD
  * EPYC VM fio at iodepth 8 went 1.6x-1.8x faster, while a lighter client
  * that reaps each completion, tests/integration/hop_client.c, went 0.85x).
  * After SETTLE windows, the requests of MEASURE windows are compared with
- * the last BASE_WINDOWS (at least the AGREE that asked for the move)
- * before it; the trial's placement stays if it served at least KEEP_PCT %
+ * the last BASE_WINDOWS before it (all of them windows that asked for
+ * the move: TRIAL_AGREE); the trial's placement stays if it served at least KEEP_PCT %
  * of their rate, else the threads go back and the same move waits HOLD
  * windows, doubling from HOLD_MIN (1 s) to HOLD_MAX (32 s) with each
  * failure in a row. A trial undone before its verdict (the load it moved

@@ -29,7 +29,7 @@ from test_uring import debug_log, possible_cpus, stop_stats, uring_usable, write
 
 CPUS = sorted(os.sched_getaffinity(0))
 CLIENT_CPU = CPUS[0]
-PHASE_S = 3.0        # each phase; a change needs ~100-200 ms (2 windows of 50 ms)
+PHASE_S = 3.0        # each phase; a move needs ~100-250 ms (2 or 5 windows of 50 ms)
 FIO_TIMEOUT = 60     # one fio run takes < 1 s here; a lost request hangs it
 NOW_RE = re.compile(r"uring: placement now (local|beside)(?: \(([^)]*)\))? \(window \d+ ms\)")
 STOP_RE = re.compile(r"uring: placement: local ([\d.]+) s, beside ([\d.]+) s, (\d+) changes, "

@@ -41,6 +41,9 @@ static const W2 idle = { { 1, 1, 0 }, { 0, 0, 0 } };
 
 static const uint8_t all2[2] = { 1, 1 };
 
+/* Windows in a row that move a thread beside (a trial). */
+#define TO_BESIDE FRING_PLACE_TRIAL_AGREE
+
 static void init2(struct fring_place *p)
 {
 	cr_assert_eq(fring_place_init(p, 2, all2, NULL), 0);
@@ -67,12 +70,13 @@ Test(place, starts_local)
 	fring_place_fini(&p);
 }
 
-Test(place, deep_client_moves_beside_after_two_windows_and_stays)
+Test(place, deep_client_moves_beside_after_agreeing_windows_and_stays)
 {
 	struct fring_place p;
 
 	init2(&p);
-	cr_expect_eq(fring_place_step(&p, j1_local), 0, "one window never decides");
+	cr_expect_eq(feed(&p, j1_local, TO_BESIDE - 1), 0,
+		     "a move beside waits for TRIAL_AGREE windows");
 	cr_expect_eq(fring_place_step(&p, j1_local), 1);
 	cr_expect_eq(p.kind, FRING_PLACE_BESIDE);
 	cr_expect_eq(p.cpu[1], 0, "qid 1's thread goes to the idle CPU 0");
@@ -92,7 +96,7 @@ Test(place, a_hopping_deep_client_still_goes_beside)
 
 	init2(&p);
 	/* 657 of 5727 requests is under a quarter of an even share. */
-	cr_expect_eq(feed(&p, j1_hop, 2), 1);
+	cr_expect_eq(feed(&p, j1_hop, TO_BESIDE), 1);
 	cr_expect_eq(p.cpu[1], 0);
 	fring_place_fini(&p);
 }
@@ -115,7 +119,7 @@ Test(place, sync_clients_on_every_cpu_bring_threads_back)
 	struct fring_place p;
 
 	init2(&p);
-	feed(&p, j1_local, 2);
+	feed(&p, j1_local, TO_BESIDE);
 	cr_assert_eq(p.kind, FRING_PLACE_BESIDE);
 	cr_expect_eq(feed(&p, j7, 2), 1);
 	cr_expect_eq(p.kind, FRING_PLACE_LOCAL);
@@ -129,15 +133,15 @@ Test(place, idleness_keeps_the_placement)
 	struct fring_place p;
 
 	init2(&p);
-	feed(&p, j1_local, 2);
+	feed(&p, j1_local, TO_BESIDE);
 	cr_assert_eq(p.kind, FRING_PLACE_BESIDE);
 	cr_expect_eq(feed(&p, idle, 50), 0);
 	cr_expect_eq(p.kind, FRING_PLACE_BESIDE, "after idleness a burst finds "
 		     "the threads where they were");
 	fring_place_fini(&p);
-	/* A light window between two agreeing ones does not reset them. */
+	/* A light window between agreeing ones does not reset them. */
 	init2(&p);
-	cr_expect_eq(fring_place_step(&p, j1_local), 0);
+	cr_expect_eq(feed(&p, j1_local, TO_BESIDE - 1), 0);
 	cr_expect_eq(fring_place_step(&p, idle), 0);
 	cr_expect_eq(fring_place_step(&p, j1_local), 1);
 	fring_place_fini(&p);
@@ -166,7 +170,7 @@ Test(place, depth_between_the_marks_keeps_either_placement)
 
 	init2(&p);
 	cr_expect_eq(feed(&p, mid_q1, 10), 0, "local stays local");
-	feed(&p, j1_local, 2);
+	feed(&p, j1_local, TO_BESIDE);
 	cr_assert_eq(p.cpu[1], 0);
 	cr_expect_eq(feed(&p, mid_q1, 10), 0, "beside stays beside");
 	/* The client hops to CPU 0 at depth 1.8: qid 0 was swapped beside, so
@@ -189,7 +193,7 @@ Test(place, unusable_cpus_are_never_given)
 
 	cr_assert_eq(fring_place_init(&p, 4, usable, NULL), 0);
 	cr_expect_eq(p.cpu[1], 0, "an unusable CPU's qid starts on the first usable");
-	cr_expect_eq(feed(&p, w, 2), 1);
+	cr_expect_eq(feed(&p, w, TO_BESIDE), 1);
 	cr_expect_eq(p.cpu[0], 2);
 	fring_place_fini(&p);
 
@@ -228,7 +232,7 @@ Test(place, numa_nodes_and_short_supply)
 	w[3] = (struct fring_place_load){ 6000, 18000, 0 };
 	w[20] = (struct fring_place_load){ 5000, 15000, 0 };
 	w[21] = (struct fring_place_load){ 4000, 4000, 0 }; /* sync: stays */
-	cr_expect_eq(feed(&p, w, 2), 1);
+	cr_expect_eq(feed(&p, w, TO_BESIDE), 1);
 	cr_expect_eq(node[p.cpu[3]], 0);
 	cr_expect_neq(p.cpu[3], 3);
 	cr_expect_eq(node[p.cpu[20]], 1);
@@ -244,7 +248,7 @@ Test(place, numa_nodes_and_short_supply)
 	w[6] = (struct fring_place_load){ 2000, 6000, 0 };
 	w[40] = (struct fring_place_load){ 5000, 15000, 0 };
 	w[N - 1] = (struct fring_place_load){ 0, 0, 0 };
-	cr_expect_eq(feed(&p, w, 2), 1);
+	cr_expect_eq(feed(&p, w, TO_BESIDE), 1);
 	cr_expect_eq(p.cpu[40], N - 1, "the free CPU is on another node: still used");
 	cr_expect_eq(p.cpu[5], 5);
 	cr_expect_eq(p.cpu[6], 6);
@@ -342,8 +346,9 @@ Test(place, a_deep_client_hopping_over_every_cpu_goes_beside)
 	hop_window(j1_hop_a, j1_hop_a_c, 2, NULL, a);
 	hop_window(j1_hop_b, j1_hop_b_c, 2, NULL, b);
 	init2(&p);
-	cr_expect_eq(fring_place_step(&p, a), 0);
-	cr_expect_eq(fring_place_step(&p, b), 1);
+	for (int i = 0; i < TO_BESIDE - 1; i++)
+		cr_expect_eq(fring_place_step(&p, i % 2 ? b : a), 0);
+	cr_expect_eq(fring_place_step(&p, (TO_BESIDE - 1) % 2 ? b : a), 1);
 	cr_expect_eq(p.kind, FRING_PLACE_BESIDE);
 	cr_expect_eq(p.cpu[0], 1);
 	cr_expect_eq(p.cpu[1], 0);
@@ -376,7 +381,7 @@ Test(place, a_free_cpu_nobody_issues_from_comes_first)
 	struct fring_place p;
 
 	cr_assert_eq(fring_place_init(&p, 4, usable, NULL), 0);
-	cr_expect_eq(feed(&p, w, 2), 1);
+	cr_expect_eq(feed(&p, w, TO_BESIDE), 1);
 	cr_expect_eq(p.cpu[0], 2);
 	cr_expect_eq(p.cpu[2], 0, "the idle qid whose CPU it took swaps");
 	cr_expect_eq(p.cpu[1], 1);
@@ -408,7 +413,7 @@ Test(place, a_faster_trial_is_kept)
 	struct fring_place p;
 
 	init2(&p);
-	cr_assert_eq(feed(&p, j1_local, 2), 1);
+	cr_assert_eq(feed(&p, j1_local, TO_BESIDE), 1);
 	cr_expect_eq(p.event, FRING_PLACE_EV_TRIAL);
 	cr_expect_eq(p.base_rate, 8774);
 	cr_expect_eq(feed(&p, j1_beside, FRING_PLACE_TRIAL_SETTLE +
@@ -448,7 +453,7 @@ Test(place, a_trial_kept_on_a_slow_base_is_overturned_by_its_check)
 	struct fring_place p;
 
 	init2(&p);
-	cr_assert_eq(feed(&p, slow_local, 2), 1);
+	cr_assert_eq(feed(&p, slow_local, TO_BESIDE), 1);
 	cr_assert_eq(until_change(&p, beside, 100), FRING_PLACE_CONFIRM_AFTER +
 		     TRIAL_WINDOWS);
 	cr_expect_eq(p.trials_kept, 1);
@@ -462,7 +467,7 @@ Test(place, a_trial_kept_on_a_slow_base_is_overturned_by_its_check)
 	cr_expect_eq(p.hold, FRING_PLACE_HOLD_MIN);
 	/* beside is held off like a lost trial, then tried again */
 	cr_expect_eq(until_change(&p, local, 1000),
-		     FRING_PLACE_HOLD_MIN + FRING_PLACE_AGREE - 1);
+		     FRING_PLACE_HOLD_MIN + TO_BESIDE - 1);
 	cr_expect_eq(p.event, FRING_PLACE_EV_TRIAL);
 	cr_expect_eq(p.base_rate, 12500);
 	cr_expect_eq(until_change(&p, beside, 100), TRIAL_WINDOWS);
@@ -477,7 +482,7 @@ Test(place, a_slower_trial_goes_back_and_waits_longer_each_time)
 	int hold = FRING_PLACE_HOLD_MIN;
 
 	init2(&p);
-	cr_assert_eq(feed(&p, hc_local, 2), 1);
+	cr_assert_eq(feed(&p, hc_local, TO_BESIDE), 1);
 	cr_expect_eq(p.kind, FRING_PLACE_BESIDE);
 	cr_expect_eq(until_change(&p, hc_beside, 10), TRIAL_WINDOWS);
 	cr_expect_eq(p.event, FRING_PLACE_EV_REVERTED);
@@ -489,7 +494,7 @@ Test(place, a_slower_trial_goes_back_and_waits_longer_each_time)
 		cr_expect_eq(feed(&p, idle, 100), 0);
 		/* held, then the windows that must agree on the move */
 		cr_expect_eq(until_change(&p, hc_local, 1000),
-			     hold + FRING_PLACE_AGREE - 1,
+			     hold + TO_BESIDE - 1,
 			     "round %d: held %d windows", round, hold);
 		cr_expect_eq(p.event, FRING_PLACE_EV_TRIAL);
 		cr_expect_eq(until_change(&p, hc_beside, 10), TRIAL_WINDOWS);
@@ -500,7 +505,7 @@ Test(place, a_slower_trial_goes_back_and_waits_longer_each_time)
 	cr_expect_eq(p.trials_kept, 0);
 	/* A move that wins resets the wait. */
 	cr_expect_eq(until_change(&p, j1_local, 1000),
-		     FRING_PLACE_HOLD_MAX + FRING_PLACE_AGREE - 1);
+		     FRING_PLACE_HOLD_MAX + TO_BESIDE - 1);
 	cr_expect_eq(feed(&p, j1_beside, TRIAL_WINDOWS), 0);
 	cr_expect_eq(p.event, FRING_PLACE_EV_KEPT);
 	cr_expect_eq(p.backoff, FRING_PLACE_HOLD_MIN);
@@ -519,7 +524,7 @@ Test(place, a_trial_lost_to_a_slower_machine_is_tried_again)
 	struct fring_place p;
 
 	init2(&p);
-	cr_assert_eq(feed(&p, before, 2), 1);
+	cr_assert_eq(feed(&p, before, TO_BESIDE), 1);
 	cr_assert_eq(until_change(&p, trial, 10), TRIAL_WINDOWS);
 	cr_expect_eq(p.event, FRING_PLACE_EV_REVERTED);
 	cr_expect_eq(p.hold, FRING_PLACE_HOLD_MIN);
@@ -530,7 +535,7 @@ Test(place, a_trial_lost_to_a_slower_machine_is_tried_again)
 	cr_expect_eq(p.rate_pct, 106);
 	cr_expect_eq(p.hold, 0, "the hold is lifted");
 	cr_expect_eq(p.backoff, FRING_PLACE_HOLD_MIN, "and its doubling undone");
-	cr_expect_eq(until_change(&p, after, 10), FRING_PLACE_AGREE - 1,
+	cr_expect_eq(until_change(&p, after, 10), TO_BESIDE - 1,
 		     "tried again as soon as the windows agree (the recheck's "
 		     "last one counts)");
 	cr_expect_eq(p.event, FRING_PLACE_EV_TRIAL);
@@ -543,14 +548,14 @@ Test(place, a_trial_lost_to_its_placement_stays_held)
 	struct fring_place p;
 
 	init2(&p);
-	cr_assert_eq(feed(&p, hc_local, 2), 1);
+	cr_assert_eq(feed(&p, hc_local, TO_BESIDE), 1);
 	cr_assert_eq(until_change(&p, hc_beside, 10), TRIAL_WINDOWS);
 	/* Back local the client runs at its old rate: the loss stands. */
 	cr_expect_eq(feed(&p, hc_local, TRIAL_WINDOWS), 0);
 	cr_expect_eq(p.event, FRING_PLACE_EV_NONE);
 	cr_expect_eq(p.hold, FRING_PLACE_HOLD_MIN - TRIAL_WINDOWS);
 	cr_expect_eq(until_change(&p, hc_local, 1000),
-		     FRING_PLACE_HOLD_MIN - TRIAL_WINDOWS + FRING_PLACE_AGREE - 1);
+		     FRING_PLACE_HOLD_MIN - TRIAL_WINDOWS + TO_BESIDE - 1);
 	fring_place_fini(&p);
 }
 
@@ -559,7 +564,7 @@ Test(place, sync_clients_end_a_trial_at_once)
 	struct fring_place p;
 
 	init2(&p);
-	cr_assert_eq(feed(&p, j1_local, 2), 1);
+	cr_assert_eq(feed(&p, j1_local, TO_BESIDE), 1);
 	cr_expect_eq(feed(&p, j7, 2), 1, "not held by the trial");
 	cr_expect_eq(p.kind, FRING_PLACE_LOCAL);
 	cr_expect_eq(p.event, FRING_PLACE_EV_UNDONE);
@@ -587,7 +592,8 @@ Test(place, a_trial_its_own_move_undoes_is_held_off)
 		if (p.event == FRING_PLACE_EV_UNDONE)
 			cr_expect_eq(p.hold, FRING_PLACE_HOLD_MIN << (p.trials - 1));
 	}
-	/* Trials after 2, then 20 + 2 + 2, 40 + 2 + 2, 80 + 2 + 2 windows. */
+	/* Trials after 5, then 2 + 20 + 5, 2 + 40 + 5, 2 + 80 + 5 windows (the
+	 * next, 2 + 160 + 5 later, is past 200). */
 	cr_expect_eq(p.trials, 4, "%u trials in 200 windows", p.trials);
 	cr_expect_eq(changes, 2 * 4);
 	cr_expect_eq(p.trials_kept, 0);
