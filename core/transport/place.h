@@ -76,10 +76,10 @@ enum fring_place_kind {
  * that reaps each completion, tests/integration/hop_client.c, went 0.85x).
  * After SETTLE windows, the requests of MEASURE windows are compared with
  * the last BASE_WINDOWS before it (all of them windows that asked for
- * the move: TRIAL_AGREE); the trial's placement stays if it served at least KEEP_PCT %
- * of their rate, else the threads go back and the same move waits HOLD
- * windows, doubling from HOLD_MIN (1 s) to HOLD_MAX (32 s) with each
- * failure in a row. A trial undone before its verdict (the load it moved
+ * the move: TRIAL_AGREE); the trial's placement stays if it served at
+ * least KEEP_PCT % of their rate, else the threads go back and the same
+ * move waits HOLD windows, doubling from HOLD_MIN (1 s) to HOLD_MAX
+ * (32 s) with each failure in a row. A trial undone before its verdict (the load it moved
  * for went away with the move) is a failure too. After a lost trial the
  * placement gone back to is measured as the trial was; unless it serves
  * at least RECHECK_PCT % of the trial's rate, the whole machine slowed
