@@ -67,9 +67,10 @@ def fio(mp, seed, *args):
 
 
 def deep(mp, seed):
-    """One client on CLIENT_CPU keeping 8 requests in flight."""
+    """One client on CLIENT_CPU keeping 8 requests in flight, long enough
+    (0.5-2 s) for the 5 windows in a row a move beside waits for."""
     fio(mp, seed, "--name=deep", "--filename=deep", "--ioengine=io_uring",
-        "--iodepth=8", "--numjobs=1", "--size=64m",
+        "--iodepth=8", "--numjobs=1", "--size=256m",
         "--cpus_allowed=%d" % CLIENT_CPU)
 
 
@@ -250,7 +251,7 @@ def never_moves(spawn, tmpdirs, info, **transport):
     f, mp, src = serve(spawn, tmpdirs, **transport)
     pid = serving_pid(f.proc.pid)
     before = queue_cpus(pid)
-    phase(deep, mp, 1, seconds=2)  # auto moves within ~0.4-1.1 s of this
+    phase(deep, mp, 1, seconds=3)  # auto moves within ~0.5-1.5 s of this
     assert queue_cpus(pid) == before
     assert sha_file(os.path.join(mp, "deep")) == sha_file(os.path.join(src, "deep"))
     stats, log = stop_stats(f, mp)
