@@ -64,7 +64,7 @@ struct fring_cfg_transport {
  * served over /dev/fuse, they are unused, and fring says so at start. */
 extern const char *const fring_cfg_uring_keys[];
 #define FRING_DEFAULT_REQUEST_TIMEOUT 300
-#define FRING_DEFAULT_POLL_US 20
+#define FRING_DEFAULT_POLL_US 1000
 
 struct fring_cfg_mount {
 	char *mountpoint;

@@ -143,6 +143,8 @@ struct fring_uring_stats {
 				 * thread was inside, or a fallback) */
 	uint64_t pool_full;     /* times a request took the pool's last free buffer
 				 * (payload requests then wait in the kernel) */
+	uint64_t polls;         /* busy-polls begun (the queue ran dry) */
+	uint64_t polls_cut;     /* ...ended early: a yield let another task run */
 };
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
 		      struct fring_uring_stats *out);

@@ -80,7 +80,7 @@ struct uring_counters {
 	_Atomic uint64_t requests, commits, remote, fixed_reads, fixed_writes,
 		inline_reads, inline_writes, io_errors, entries, wakeups,
 		pool_hits, pool_full, zc_reads, zc_writes, zc_copied,
-		zc_refused, zc_owner_plain, zc_owner_rmw,
+		zc_refused, zc_owner_plain, zc_owner_rmw, polls, polls_cut,
 		depth_sum; /* per arrival: the qid's requests then held (place.h) */
 };
 

@@ -171,28 +171,32 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Busy-poll (transport.poll_us): when the queue runs dry, submit what was
- * prepared and keep running the ring's task work for a while before
- * sleeping. A queue thread that stays runnable gets the next request
- * without a wake-up; on this 2-CPU VM a sleep and wake-up of the queue
- * thread per burst cost more than 20 us of polling (fio 4k qd8: +12%
- * IOPS).
+/* Busy-poll (transport.poll_us, default 1000 us): when the queue runs dry,
+ * submit what was prepared and keep running the ring's task work for a
+ * while before sleeping. A queue thread that stays runnable gets the next
+ * request without a wake-up, and its CPU is not idle: the scheduler then
+ * wakes a synchronous client on its own CPU (where it preempts the poller)
+ * instead of moving it to the idle CPU, whose wake-up from halt cost 30-40 us
+ * per request on the Intel Xeon VM (2 CPUs, the guest's haltpoll off). A
+ * scandir loop bounced between the CPUs that way at 0.9x /dev/fuse; polling
+ * 1000 us listed at 1.06x-1.19x of it, and fio 4k randread qd8 gained
+ * 17-19% over a 20 us budget (bench/RESULTS.md, run 8).
  *
- * After the first quarter of the budget the poller yields the CPU on each
- * turn: a synchronous client usually runs on the queue's own CPU (the
- * kernel picks the queue by the caller's CPU) and must get it back to send
- * its next request. Spinning the whole budget cost a single-threaded
- * create/unlink loop 12%/38% (sync, 10,000 files), yielding from the start
- * cost 2 fio psync jobs 4% of their 4k reads; the split costs neither.
+ * The poller spins POLL_SPIN_NS without yielding (a continuing burst is
+ * served at once), then yields the CPU on each turn, and gives up as soon
+ * as a yield let another task run (POLL_BUSY_NS): it polls only a CPU that
+ * has nothing else to do, and never takes a share of it from a client.
+ * Spinning a whole budget cost a single-threaded create/unlink loop
+ * 12%/38% (sync, 10,000 files); yielding from the start cost 2 fio psync
+ * jobs 4% of their 4k reads.
  *
  * The budget adapts to the gaps between requests: after POLL_MISSES
  * gaps in a row longer than poll_us (polling would not have caught the
  * next request) it is halved, down to 0 (then the thread just sleeps); each
- * gap within poll_us doubles it back, up to poll_us. Polling through
- * gaps it cannot bridge only takes the CPU from the clients: with kernel
- * passthrough, where the few requests left come about 100 us apart, a
- * fixed 20 us poll cost 1 MiB direct writes 8%. */
+ * gap within poll_us doubles it back, up to poll_us. */
 #define POLL_MISSES 4
+#define POLL_SPIN_NS 5000  /* the part that does not yield */
+#define POLL_BUSY_NS 10000 /* a yield this long: another task had the CPU */
 
 static void poll_briefly(struct uring_thread *t)
 {
@@ -205,10 +209,17 @@ static void poll_briefly(struct uring_thread *t)
 	if (!t->poll_cur)
 		return;
 	end = t->idle_since + t->poll_cur;
-	spin = t->idle_since + t->poll_cur / 4;
+	spin = t->idle_since + (t->poll_cur / 4 < POLL_SPIN_NS ? t->poll_cur / 4
+							       : POLL_SPIN_NS);
+	ctr_inc(&t->queues[0].ctr.polls);
 	while (!io_uring_cq_ready(&t->ring) && (now = now_ns()) < end) {
-		if (now >= spin)
+		if (now >= spin) {
 			sched_yield();
+			if (now_ns() - now > POLL_BUSY_NS) {
+				ctr_inc(&t->queues[0].ctr.polls_cut);
+				break;
+			}
+		}
 		io_uring_get_events(&t->ring);
 	}
 }

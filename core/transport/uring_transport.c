@@ -310,6 +310,8 @@ static void add(struct fring_uring_stats *s, const struct uring_counters *c)
 	s->zc_refused += atomic_load_explicit(&c->zc_refused, memory_order_relaxed);
 	s->zc_owner_plain += atomic_load_explicit(&c->zc_owner_plain, memory_order_relaxed);
 	s->zc_owner_rmw += atomic_load_explicit(&c->zc_owner_rmw, memory_order_relaxed);
+	s->polls += atomic_load_explicit(&c->polls, memory_order_relaxed);
+	s->polls_cut += atomic_load_explicit(&c->polls_cut, memory_order_relaxed);
 }
 
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
@@ -359,6 +361,11 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 		  (unsigned long long)t.io_errors, u->nr_threads, u->depth,
 		  u->ring_mode, (unsigned long long)t.inline_reads,
 		  (unsigned long long)t.inline_writes);
+	if (u->poll_ns)
+		fring_dbg("%s: uring: busy-poll: %llu polls, %llu given up "
+			  "because another task wanted the CPU", name,
+			  (unsigned long long)t.polls,
+			  (unsigned long long)t.polls_cut);
 	if (u->pool_bufs)
 		fring_dbg("%s: uring: bufpool: %llu requests in pool buffers, "
 			  "pool full %llu times (%u buffers per qid)", name,

@@ -22,6 +22,8 @@ STATS_RE = re.compile(
     r"(\d+) off-thread, (\d+) fixed reads, (\d+) fixed writes, (\d+) I/O "
     r"errors; (\d+) threads, (\d+) entries per qid, ring [^;]*; (\d+) inline "
     r"reads, (\d+) inline writes")
+POLLS_RE = re.compile(r"uring: busy-poll: (\d+) polls, (\d+) given up because "
+                      r"another task wanted the CPU")
 
 
 def _read(path, default=""):
@@ -176,8 +178,8 @@ def test_devfuse_mode_keeps_off_the_ring(spawn, tmpdirs, debug_log):
 
 @pytest.mark.parametrize("poll_us", [None, 0, 200])
 def test_busy_poll_budget(spawn, tmpdirs, debug_log, poll_us):
-    """transport.poll_us (default 20) reaches the queue threads, and the
-    rings serve with polling on or off."""
+    """transport.poll_us (default 1000) reaches the queue threads, and the
+    rings serve with polling on or off; the stop line counts the polls."""
     mp = tmpdirs("mnt")
     transport = {"mode": "uring"}
     if poll_us is not None:
@@ -189,7 +191,42 @@ def test_busy_poll_budget(spawn, tmpdirs, debug_log, poll_us):
     stats, log = stop_stats(f, mp)
     assert stats and stats["commits"] == stats["requests"], log
     assert re.search(r"uring: \d+ qids on \d+ threads, .*, busy-poll %d us$"
-                     % (20 if poll_us is None else poll_us), log, re.M), log
+                     % (1000 if poll_us is None else poll_us), log, re.M), log
+    polls = POLLS_RE.search(log)
+    if poll_us == 0:
+        assert not polls, log
+    else:
+        assert polls and int(polls.group(1)) > 0, log
+
+
+def test_busy_poll_gives_way_to_a_busy_cpu(spawn, tmpdirs, debug_log):
+    """A queue thread polls only a CPU with nothing else to run: beside a
+    CPU-bound process on its CPU, a poll ends at the first yield that let
+    that process run, instead of taking a share of the CPU from it."""
+    mp = tmpdirs("mnt")
+    cfg = write_config(tmpdirs, mp, "memfs", {"mode": "uring", "placement": "local",
+                                               "poll_us": 1000})
+    f, ready = start(spawn, mp, ["run", cfg])
+    assert "transport uring" in ready
+    hog = subprocess.Popen([sys.executable, "-c",
+                            "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass"])
+    try:
+        # unique names: every stat is a LOOKUP on qid 0's thread (CPU 0);
+        # the client sleeps 200 us between them, within the budget
+        on_cpu(0, "import time\n"
+               "for i in range(3000):\n"
+               "    try: os.stat(%r + '/n%%d' %% i)\n"
+               "    except FileNotFoundError: pass\n"
+               "    time.sleep(0.0002)\n" % mp)
+    finally:
+        hog.kill()
+        hog.wait()
+    stats, log = stop_stats(f, mp)
+    assert stats and stats["per_qid"][0] >= 3000, log
+    m = POLLS_RE.search(log)
+    assert m, log
+    polls, cut = int(m.group(1)), int(m.group(2))
+    assert polls >= 300 and cut >= polls // 2, log
 
 
 def cpu_ticks(pid):
@@ -200,7 +237,7 @@ def cpu_ticks(pid):
 
 
 def test_idle_queues_sleep(spawn, tmpdirs):
-    """Busy-polling (default 20 us) ends with the burst: a mount that just
+    """Busy-polling (default 1000 us) ends with the burst: a mount that just
     served a burst and is now idle costs no CPU (a poller that never
     stopped would burn one tick per 10 ms per queue thread)."""
     mp = tmpdirs("mnt")

@@ -170,7 +170,7 @@ Test(config, defaults)
 	cr_expect_eq(t->bufpool_registered, 1);
 	cr_expect_eq(t->zero_copy, FRING_AUTO);
 	cr_expect_eq(t->request_timeout, 300);
-	cr_expect_eq(t->poll_us, 20);
+	cr_expect_eq(t->poll_us, 1000);
 	cr_expect_eq(t->placement, FRING_PLACEMENT_AUTO);
 	cr_expect_null(t->cpus);
 	fring_cfg_transport_defaults(&d);
