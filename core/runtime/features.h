@@ -15,7 +15,8 @@
 #include <fring/plugin.h>
 
 /* The FRING_FEATURE_* bits this host knows. */
-#define FRING_FEATURES_KNOWN FRING_FEATURE_CHECKS_PERMISSIONS
+#define FRING_FEATURES_KNOWN                                                 \
+	(FRING_FEATURE_CHECKS_PERMISSIONS | FRING_FEATURE_ATOMIC_O_TRUNC)
 
 /* 0, or -EINVAL and *err when the plugin sets bits this host does not
  * know (it would rely on behaviour the host does not have). */

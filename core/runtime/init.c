@@ -29,14 +29,18 @@
 	 FRING_CAP_SETXATTR_EXT | FRING_CAP_PASSTHROUGH)
 
 /* What a modern server accepts by default, before the plugin's say. */
-static uint64_t default_want(const struct fring_fs_ops *ops)
+static uint64_t default_want(const struct fring_plugin *desc,
+			     const struct fring_fs_ops *ops)
 {
-	uint64_t w = FUSE_ASYNC_READ | FUSE_BIG_WRITES | FUSE_ATOMIC_O_TRUNC |
-		     FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
+	uint64_t w = FUSE_ASYNC_READ | FUSE_BIG_WRITES | FUSE_PARALLEL_DIROPS | FUSE_MAX_PAGES |
 		     FUSE_HANDLE_KILLPRIV_V2 | FUSE_SETXATTR_EXT |
 		     FUSE_INIT_EXT | FUSE_AUTO_INVAL_DATA | FUSE_ASYNC_DIO |
 		     FUSE_CACHE_SYMLINKS | FUSE_DIRECT_IO_ALLOW_MMAP;
 
+	/* Only a plugin that says its open truncates: otherwise the kernel
+	 * would leave the old bytes of an O_TRUNC open in place. */
+	if (desc->features & FRING_FEATURE_ATOMIC_O_TRUNC)
+		w |= FUSE_ATOMIC_O_TRUNC;
 	if (ops->readdirplus)
 		w |= FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO;
 	if (ops->getlk && ops->setlk)
@@ -97,7 +101,7 @@ int fring_init_build(struct fring_dispatch *dx, const void *in, size_t arglen,
 	capable = ii.flags;
 	if (ii.flags & FUSE_INIT_EXT)
 		capable |= (uint64_t)ii.flags2 << 32;
-	host_want = default_want(dx->ops) & capable;
+	host_want = default_want(dx->desc, dx->ops) & capable;
 
 	memset(&conn, 0, sizeof(conn));
 	conn.size = sizeof(conn);
@@ -139,6 +143,15 @@ int fring_init_build(struct fring_dispatch *dx, const void *in, size_t arglen,
 			   dx->mount.name ? dx->mount.name : "mount");
 		want &= ~FUSE_PASSTHROUGH;
 	}
+
+	if (!(want & FUSE_ATOMIC_O_TRUNC) && dx->ops->write &&
+	    !dx->ops->setattr)
+		/* The kernel truncates an O_TRUNC open with a SETATTR. */
+		fring_warn("%s: plugin '%s' has no setattr and does not declare "
+			   "FRING_FEATURE_ATOMIC_O_TRUNC: an open with O_TRUNC "
+			   "of an existing file fails with ENOSYS",
+			   dx->mount.name ? dx->mount.name : "mount",
+			   dx->desc->name ? dx->desc->name : "?");
 
 	max_write = conn.max_write;
 	if (max_write > FRING_DEFAULT_MAX_WRITE)

@@ -234,6 +234,8 @@ static struct fring_plugin memfs_plugin = {
 	.init = memfs_init,
 	.destroy = memfs_destroy,
 	.ops = &memfs_ops,
+	/* open truncates on O_TRUNC itself: no SETATTR after it. */
+	.features = FRING_FEATURE_ATOMIC_O_TRUNC,
 };
 
 FRING_PLUGIN_DEFINE(memfs_plugin)

@@ -366,6 +366,8 @@ static struct fring_plugin pt_plugin = {
 	.init = pt_init,
 	.destroy = pt_destroy,
 	.ops = &pt_ops,
+	/* open truncates on O_TRUNC itself: no SETATTR after it. */
+	.features = FRING_FEATURE_ATOMIC_O_TRUNC,
 };
 
 FRING_PLUGIN_DEFINE(pt_plugin)

@@ -67,9 +67,11 @@ static void hello_readdir(void *inst, fring_req *r, const struct fring_read_args
 	};
 
 	/* a->offset is the next_off of the last entry the kernel got. */
+	/* dir_add: 1 added, 0 the reply is full (send it), < 0 a bad entry
+	 * (skipped and logged by the host). */
 	for (uint64_t i = a->offset; i < 3; i++)
 		if (fring_host->dir_add(r, ents[i].name, (uint32_t)strlen(ents[i].name),
-					ents[i].ino, ents[i].type, i + 1) != 1)
+					ents[i].ino, ents[i].type, i + 1) == 0)
 			break;
 	fring_host->reply_dir(r);
 }

@@ -797,6 +797,46 @@ Test(dispatch, init_passthrough)
 	t_no_writeback = 0;
 }
 
+/* ABI 1.6: FUSE_ATOMIC_O_TRUNC only for a plugin that says its open
+ * truncates (the feature bit, or the cap from init); otherwise the kernel
+ * must truncate with a SETATTR. */
+Test(dispatch, init_atomic_o_trunc)
+{
+	struct fuse_init_in ii = {
+		.major = 7, .minor = 45, .max_readahead = 131072,
+		.flags = 0x73fffffb, .flags2 = 0x7fd,
+	};
+	struct fuse_init_out out;
+	struct fring_init_result res;
+	struct fring_plugin declares = t_desc;
+	const struct fring_plugin *saved = dx.desc;
+	size_t outlen;
+	char *err = NULL;
+
+	cr_assert(ii.flags & FUSE_ATOMIC_O_TRUNC); /* the kernel offers it */
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), NULL, &out,
+				      &outlen, &res, &err), 0);
+	cr_expect(!(out.flags & FUSE_ATOMIC_O_TRUNC));
+
+	t_want_extra = FRING_CAP_ATOMIC_O_TRUNC; /* asked for in init */
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), NULL, &out,
+				      &outlen, &res, &err), 0);
+	cr_expect(out.flags & FUSE_ATOMIC_O_TRUNC);
+	t_want_extra = 0;
+
+	declares.features = FRING_FEATURE_ATOMIC_O_TRUNC;
+	dx.desc = &declares;
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), NULL, &out,
+				      &outlen, &res, &err), 0);
+	cr_expect(out.flags & FUSE_ATOMIC_O_TRUNC);
+	/* ...and never where the kernel does not offer it. */
+	ii.flags &= ~(uint32_t)FUSE_ATOMIC_O_TRUNC;
+	cr_assert_eq(fring_init_build(&dx, &ii, sizeof(ii), NULL, &out,
+				      &outlen, &res, &err), 0);
+	cr_expect(!(out.flags & FUSE_ATOMIC_O_TRUNC));
+	dx.desc = saved;
+}
+
 Test(dispatch, init_versions)
 {
 	struct fuse_init_in ii = { .major = 7, .minor = 31, .max_readahead = 4096,

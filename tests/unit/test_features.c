@@ -24,6 +24,9 @@ Test(features, unknown_bits_are_refused)
 
 	cr_expect_eq(fring_features_check(&d, "p", &err), 0);
 	cr_expect_null(err);
+	d = desc(FRING_FEATURE_CHECKS_PERMISSIONS | FRING_FEATURE_ATOMIC_O_TRUNC);
+	cr_expect_eq(fring_features_check(&d, "p", &err), 0); /* ABI 1.6 */
+	cr_expect_null(err);
 	d = desc(FRING_FEATURE_CHECKS_PERMISSIONS | 1ull << 40);
 	cr_expect_eq(fring_features_check(&d, "p", &err), -EINVAL);
 	snprintf(want, sizeof(want), "plugin 'p': unknown feature bits "

@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 5
+#define FRING_ABI_MINOR 6
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -703,6 +703,17 @@ struct fring_fs_ops {
  * otherwise every local user could do whatever the server's own uid may
  * (the mount option trust_plugin_permissions turns that off explicitly). */
 #define FRING_FEATURE_CHECKS_PERMISSIONS (1ull << 0)
+/* ATOMIC_O_TRUNC (ABI 1.6): the plugin's open truncates the file to 0
+ * bytes itself when fring_open_args.flags holds O_TRUNC. Only then does
+ * the host negotiate FUSE_ATOMIC_O_TRUNC for the mount, which tells the
+ * kernel that OPEN truncates and that it need not. Without it (every
+ * plugin built before 1.6 too) the kernel strips O_TRUNC from OPEN and
+ * sends SETATTR with FATTR_SIZE 0 after it, so a plugin whose open ignores
+ * the flag still leaves no old bytes behind; a plugin without setattr
+ * then fails such an open with ENOSYS (logged once at mount). A plugin
+ * may also set FRING_CAP_ATOMIC_O_TRUNC in fring_conn.want from init,
+ * per mount (the bindings do, for a filesystem whose open says so). */
+#define FRING_FEATURE_ATOMIC_O_TRUNC (1ull << 1)
 
 struct fring_plugin {
 	/* Header: stamped by FRING_PLUGIN_DEFINE, never typed by authors. */
