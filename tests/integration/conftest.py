@@ -10,6 +10,13 @@ import tempfile
 import time
 
 import pytest
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from pytest_strict import (  # noqa: E402,F401  (hooks: skips, FRING_STRICT)
+    pytest_make_collect_report, pytest_runtest_makereport,
+    pytest_sessionfinish)
 
 FRING = os.environ.get("FRING_BIN", "fring")
 PLUGIN_DIR = os.environ.get("FRING_PLUGIN_DIR", "")

@@ -15,6 +15,9 @@ fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fixtures)
 
 spawn = fixtures.spawn
+pytest_make_collect_report = fixtures.pytest_make_collect_report
+pytest_runtest_makereport = fixtures.pytest_runtest_makereport
+pytest_sessionfinish = fixtures.pytest_sessionfinish
 tmpdirs = fixtures.tmpdirs
 mount = fixtures.mount
 

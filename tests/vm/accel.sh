@@ -7,8 +7,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${FRING_VM_CACHE:-/var/cache/fring-vm}
+. "$here/skip.sh"
 qemu=$(command -v "${FRING_VM_QEMU:-qemu-system-x86_64}") ||
-	{ echo "vm: skipped: no QEMU (${FRING_VM_QEMU:-qemu-system-x86_64}): Debian package qemu-system-x86" >&2; exit 77; }
+	skip "no QEMU (${FRING_VM_QEMU:-qemu-system-x86_64}): Debian package qemu-system-x86"
 key=$({ uname -r; grep -m1 '^model name' /proc/cpuinfo; "$qemu" --version | head -1; } | md5sum | cut -c1-12)
 file=$cache/accel-$key
 if [ -s "$file" ]; then

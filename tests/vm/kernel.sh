@@ -13,7 +13,7 @@
 set -euo pipefail
 cache=${FRING_VM_CACHE:-/var/cache/fring-vm}
 min=7.3
-skip() { echo "vm: skipped: $*" >&2; exit 77; }
+. "$(dirname "$0")/skip.sh"
 for t in apt-get apt-cache dpkg dpkg-deb timeout; do
 	command -v $t >/dev/null || skip "no $t on this machine"
 done

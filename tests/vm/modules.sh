@@ -14,7 +14,7 @@ krel=$(cat "$kdir/krel")
 version=$(basename "$kdir")
 dest=/lib/modules/$krel
 mark=$dest/.fring-vm
-skip() { echo "vm: skipped: $*" >&2; exit 77; }
+. "$(dirname "$0")/skip.sh"
 command -v depmod >/dev/null || skip "no depmod (Debian package kmod)"
 exec 9> "$(dirname "$kdir")/.lock" # one kernel.sh or modules.sh at a time
 flock -w 1800 9 || { echo "vm: $(dirname "$kdir")/.lock is held by another run" >&2; exit 1; }

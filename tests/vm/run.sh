@@ -20,7 +20,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() { sed -n '4,5s/^# *//p' "$0" >&2; exit 2; }
-skip() { echo "vm: skipped: $*" >&2; exit 77; }
+. "$here/skip.sh"
 
 timeout="" shell=0 accel=${FRING_VM_ACCEL:-auto}
 while (($#)); do
