@@ -6,7 +6,11 @@ file) and sdk-examples/rust-mirror (a directory mirrored, its data moved
 by the host's req_read_fd/req_write_fd) over both transports, with its
 option errors reported at their YAML place; and that requests whose method
 panics or drops its reply are answered EIO and logged, and replies answered
-from another thread arrive (the crate's example "replies"). Needs cargo
+from another thread arrive (the crate's example "replies"), and that a listing goes on past a
+name the host refuses ("bad/name"); that overwriting a file (O_TRUNC)
+leaves exactly the new bytes on rust-mirror, sdk-examples/rust-memfs
+(whose open truncates: ATOMIC_O_TRUNC) and the crate's example
+"overwrite" (the default open, which ignores O_TRUNC). Needs cargo
 (rustup) and libclang; skipped, with the reason, when cargo is missing."""
 import errno
 import signal
@@ -60,7 +64,8 @@ def examples():
     compiled once for everything (a release build would compile them
     again, doubling the time)."""
     built = {}
-    for crate, lib in (("rust-hello", "hello"), ("rust-mirror", "mirror")):
+    for crate, lib in (("rust-hello", "hello"), ("rust-mirror", "mirror"),
+                       ("rust-memfs", "memfs_rust")):
         cargo("build", "--manifest-path", manifest("sdk-examples/" + crate))
         so = os.path.join(TARGET, "debug", "lib%s.so" % lib)
         assert os.path.exists(so)
@@ -69,7 +74,7 @@ def examples():
 
 
 def test_examples_have_no_unsafe():
-    for crate in ("rust-hello", "rust-mirror"):
+    for crate in ("rust-hello", "rust-mirror", "rust-memfs"):
         src = open(os.path.join(ROOT, "sdk-examples", crate, "src/lib.rs")).read()
         code = "\n".join(l.split("//")[0] for l in src.splitlines())
         assert "unsafe" not in code.replace("deny(unsafe_code)", ""), crate
@@ -233,6 +238,136 @@ def test_rust_requests_end_whatever_the_method_does(replies, spawn, tmpdirs, tra
     assert "lookup: the method panicked: answering EIO" in log, log
     assert """replies-rust: lookup panicked: lookup of "panic" panics on purpose""" in log, log
     assert "lookup: reply dropped without an answer: answering EIO" in log, log
+
+
+def test_rust_readdir_goes_on_past_a_refused_name(replies, mount):
+    """The "replies" example's dir lists f000..f299 with a name the host
+    refuses (bad/name, "", x NUL y) after every 50th, over several READDIR
+    replies: ls must show every good name, and the host logs the bad ones."""
+    mnt = mount(replies)
+    d = os.path.join(mnt, "dir")
+    want = ["f%03d" % i for i in range(300)]
+    r = subprocess.run(["ls", "-1", "-f", d], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stderr
+    got = r.stdout.split("\n")[:-1]
+    assert sorted(got) == sorted([".", ".."] + want), got
+    assert len(got) == len(set(got)), "a name listed twice"
+    assert sorted(os.listdir(d)) == want
+    assert os.stat(os.path.join(d, "f299")).st_ino == 399
+
+
+def overwrite_checks(mnt, src=None):
+    """echo long > f; echo short > f; cat f is exactly "short\\n", and cp
+    of a 1,000 byte file over a 50 MB one leaves those 1,000 bytes (also
+    in `src`, a mirror's source, when given)."""
+    f = os.path.join(mnt, "f")
+    r = subprocess.run(["sh", "-c", 'echo "a long first line" > "$1"; '
+                        'echo short > "$1"; cat "$1"', "sh", f],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"short\n", r.stdout
+    assert os.stat(f).st_size == 6
+    if src:
+        with open(os.path.join(src, "f"), "rb") as fh:
+            assert fh.read() == b"short\n"
+    small = os.urandom(1000)
+    local = mnt.rstrip("/") + "-small"      # outside the mount
+    with open(local, "wb") as fh:
+        fh.write(small)
+    try:
+        big = os.path.join(mnt, "big")
+        chunk = os.urandom(1 << 20)
+        with open(big, "wb") as fh:
+            for _ in range(50):
+                fh.write(chunk)
+        assert os.stat(big).st_size == 50 << 20
+        r = subprocess.run(["cp", local, big], capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    finally:
+        os.unlink(local)
+    assert os.stat(big).st_size == 1000
+    with open(big, "rb") as fh:
+        assert fh.read() == small
+    if src:
+        assert os.stat(os.path.join(src, "big")).st_size == 1000
+    # an O_TRUNC open from Python, then a shorter write
+    with open(f, "w") as fh:
+        fh.write("x")
+    with open(f, "rb") as fh:
+        assert fh.read() == b"x"
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_rust_mirror_overwrite_leaves_only_the_new_bytes(examples, mount, tmpdirs, transport):
+    """rust-mirror leaves ATOMIC_O_TRUNC false: the kernel truncates
+    through its setattr."""
+    src = tmpdirs("src")
+    mnt = mount(examples["rust-mirror"], {"source": src}, transport=transport)
+    overwrite_checks(mnt, src)
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_rust_memfs_overwrite_leaves_only_the_new_bytes(examples, mount, transport):
+    """rust-memfs declares ATOMIC_O_TRUNC: its own open truncates."""
+    mnt = mount(examples["rust-memfs"], transport=transport)
+    overwrite_checks(mnt)
+
+
+@pytest.fixture(scope="module")
+def overwrite():
+    cargo("build", "--example", "overwrite", "--manifest-path", manifest("bindings/rust/fring"))
+    return os.path.join(TARGET, "debug", "examples", "liboverwrite.so")
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_rust_default_open_overwrite_leaves_only_the_new_bytes(overwrite, mount, transport):
+    """The trait's default open ignores O_TRUNC and the example leaves
+    ATOMIC_O_TRUNC false: the host must not negotiate FUSE_ATOMIC_O_TRUNC,
+    so the kernel truncates through setattr."""
+    mnt = mount(overwrite, transport=transport)
+    overwrite_checks(mnt)
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_rust_memfs_serves_a_tree(examples, mount, transport):
+    """A quick tour of rust-memfs (tests/conformance runs the full suite
+    on it): directories, renames with flags, links, xattrs, modes."""
+    import ctypes
+    mnt = mount(examples["rust-memfs"], transport=transport)
+    m = lambda *p: os.path.join(mnt, *p)
+    os.makedirs(m("a", "b"))
+    with open(m("a", "b", "f"), "wb") as fh:
+        fh.write(b"data")
+    os.link(m("a", "b", "f"), m("a", "g"))
+    assert os.stat(m("a", "g")).st_nlink == 2
+    os.symlink("b/f", m("a", "s"))
+    with open(m("a", "s"), "rb") as fh:
+        assert fh.read() == b"data"
+    assert os.stat(m("a")).st_nlink == 3
+    os.setxattr(m("a", "g"), "user.k", b"v")
+    assert os.getxattr(m("a", "b", "f"), "user.k") == b"v"
+    assert os.listxattr(m("a", "g")) == ["user.k"]
+    os.chmod(m("a", "g"), 0o640)
+    assert oct(os.stat(m("a", "b", "f")).st_mode & 0o777) == "0o640"
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = libc.renameat2
+    AT_FDCWD, NOREPLACE, EXCHANGE = -100, 1, 2
+    open(m("x"), "w").close()
+    assert renameat2(AT_FDCWD, m("x").encode(), AT_FDCWD, m("a", "g").encode(), NOREPLACE) == -1
+    assert ctypes.get_errno() == errno.EEXIST
+    assert renameat2(AT_FDCWD, m("x").encode(), AT_FDCWD, m("a").encode(), EXCHANGE) == 0
+    assert os.path.isfile(m("a")) and os.path.isdir(m("x"))
+    assert sorted(os.listdir(m("x"))) == ["b", "g", "s"]
+    os.rename(m("x", "b"), m("b2"))
+    assert os.stat(m("x")).st_nlink == 2 and os.stat(m("b2")).st_nlink == 2
+    with pytest.raises(OSError) as e:
+        os.rmdir(m("x"))
+    assert e.value.errno == errno.ENOTEMPTY
+    names = ["n%04d" % i for i in range(500)]
+    for n in names:
+        open(m("b2", n), "w").close()
+    assert sorted(os.listdir(m("b2"))) == sorted(names + ["f"])
 
 
 @pytest.fixture(scope="module")

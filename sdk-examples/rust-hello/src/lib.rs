@@ -61,7 +61,7 @@ impl Filesystem for Hello {
         ];
         // offset is the next_offset of the last entry the kernel got
         for (i, (ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
-            if !reply.add(*ino, i as u64 + 1, *kind, name) {
+            if reply.add(*ino, i as u64 + 1, *kind, name).is_full() {
                 break; // full: the kernel asks again from here
             }
         }

@@ -467,7 +467,9 @@ impl Filesystem for Mirror {
             return reply.error(Errno::EBADF);
         };
         for (i, (name, kind, ino)) in list.iter().enumerate().skip(offset as usize) {
-            if !reply.add(*ino, i as u64 + 1, *kind, name) {
+            // only a full reply ends the listing: a name the host refuses
+            // (logged) is skipped and the next ones still go in
+            if reply.add(*ino, i as u64 + 1, *kind, name).is_full() {
                 break;
             }
         }

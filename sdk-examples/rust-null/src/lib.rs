@@ -126,7 +126,7 @@ impl Filesystem for Null {
                 1 => reply.add(ROOT, 2, FileType::Directory, ".."),
                 _ => reply.add(i, i + 1, FileType::RegularFile, format!("f{}", i - 2)),
             };
-            if !added {
+            if added.is_full() {
                 break;
             }
         }

@@ -83,9 +83,22 @@ fn build<F: Filesystem>(meta: Meta) -> Descriptor {
         destroy: Some(destroy::<F>),
         unload: None,
         ops: &*ops,
-        features: if F::CHECKS_PERMISSIONS { sys::FRING_FEATURE_CHECKS_PERMISSIONS as u64 } else { 0 },
+        features: features::<F>(),
     };
     Descriptor { plugin, _ops: ops, _strings: strings }
+}
+
+/// `fring_plugin.features`: what the filesystem's constants declare.
+#[allow(clippy::unnecessary_cast)] // bindgen picks u32 or u64 per value
+pub(crate) fn features<F: Filesystem>() -> u64 {
+    let mut f = 0u64;
+    if F::CHECKS_PERMISSIONS {
+        f |= sys::FRING_FEATURE_CHECKS_PERMISSIONS as u64;
+    }
+    if F::ATOMIC_O_TRUNC {
+        f |= sys::FRING_FEATURE_ATOMIC_O_TRUNC as u64;
+    }
+    f
 }
 
 /// The body of the exported `fring_plugin_entry_v1` (see [`plugin!`]).
@@ -345,7 +358,10 @@ op!(link, sys::fring_link_args, |fs, req, a| {
     let newname = unsafe { copy(a.newname, a.newnamelen) };
     fs.link(a.nodeid, a.newparent, &newname, ReplyEntry { req })
 });
-op!(open, sys::fring_open_args, |fs, req, a| fs.open(a.nodeid, a.flags as i32, ReplyOpen { req }));
+op!(open, sys::fring_open_args, |fs, req, a| {
+    let kill_suidgid = a.open_flags & sys::FRING_OPEN_KILL_SUIDGID != 0;
+    fs.open(a.nodeid, a.flags as i32, ReplyOpen { req, kill_suidgid })
+});
 op!(read, sys::fring_read_args, |fs, req, a| {
     fs.read(a.nodeid, a.fh, a.offset, a.len, ReplyRead { req, size: a.len })
 });
@@ -358,7 +374,9 @@ op!(release, sys::fring_release_args, |fs, req, a| {
     fs.release(a.nodeid, a.fh, a.flags as i32, ReplyEmpty { req })
 });
 op!(fsync, sys::fring_fsync_args, |fs, req, a| fs.fsync(a.nodeid, a.fh, a.datasync != 0, ReplyEmpty { req }));
-op!(opendir, sys::fring_open_args, |fs, req, a| fs.opendir(a.nodeid, a.flags as i32, ReplyOpen { req }));
+op!(opendir, sys::fring_open_args, |fs, req, a| {
+    fs.opendir(a.nodeid, a.flags as i32, ReplyOpen { req, kill_suidgid: false })
+});
 op!(readdir, sys::fring_read_args, |fs, req, a| fs.readdir(a.nodeid, a.fh, a.offset, ReplyDir { req }));
 op!(readdirplus, sys::fring_read_args, |fs, req, a| {
     fs.readdirplus(a.nodeid, a.fh, a.offset, ReplyDirPlus { req })

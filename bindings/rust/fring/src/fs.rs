@@ -68,6 +68,17 @@ pub trait Filesystem: Sized + Send + Sync + 'static {
     /// `allow_other` mount gets `default_permissions`.
     const CHECKS_PERMISSIONS: bool = false;
 
+    /// Set `true` only if your [`open`](Self::open) truncates the file to
+    /// 0 bytes itself when `flags` has `O_TRUNC`
+    /// (`FRING_FEATURE_ATOMIC_O_TRUNC`, ABI 1.6). Only then does the host
+    /// negotiate FUSE_ATOMIC_O_TRUNC, telling the kernel that OPEN
+    /// truncates. Left `false` (the default), the kernel strips `O_TRUNC`
+    /// from OPEN and sends a [`setattr`](Self::setattr) with size 0 after
+    /// it, so an `open` that ignores the flag (the default `open`
+    /// included) still leaves no old bytes behind; such a filesystem
+    /// needs `setattr` with sizes for `O_TRUNC` opens to work.
+    const ATOMIC_O_TRUNC: bool = false;
+
     /// Makes the mount's filesystem from its parsed options, after each
     /// was checked against [`OPTIONS`](Self::OPTIONS). An error fails the
     /// load, its message logged.
@@ -149,6 +160,10 @@ pub trait Filesystem: Sized + Send + Sync + 'static {
     }
 
     /// Open a file; `flags` are open(2) flags. Default: success, fh 0.
+    /// `flags` holds `O_TRUNC` only with
+    /// [`ATOMIC_O_TRUNC`](Self::ATOMIC_O_TRUNC) set (or
+    /// [`cap::ATOMIC_O_TRUNC`](crate::cap::ATOMIC_O_TRUNC) wanted in
+    /// [`init`](Self::init)): the open must then truncate the file itself.
     fn open(&self, ino: u64, flags: i32, reply: ReplyOpen) {
         reply.opened(Opened::new(0))
     }

@@ -243,7 +243,12 @@ pub mod cap {
     use fring_sys as sys;
     /// Asynchronous reads.
     pub const ASYNC_READ: u64 = sys::FRING_CAP_ASYNC_READ as u64;
-    /// `O_TRUNC` handled in OPEN.
+    /// `O_TRUNC` handled in OPEN: the filesystem's `open` truncates the
+    /// file itself. Wanted by the host only for a filesystem that sets
+    /// [`Filesystem::ATOMIC_O_TRUNC`](crate::Filesystem::ATOMIC_O_TRUNC);
+    /// one whose `open` truncates only on some mounts may add it in
+    /// `init` instead. Never add it for an `open` that ignores `O_TRUNC`:
+    /// overwritten files would keep their old bytes.
     pub const ATOMIC_O_TRUNC: u64 = sys::FRING_CAP_ATOMIC_O_TRUNC as u64;
     /// Lookups of "." and "..".
     pub const EXPORT_SUPPORT: u64 = sys::FRING_CAP_EXPORT_SUPPORT as u64;
@@ -282,7 +287,9 @@ pub enum Transport {
 
 /// FUSE_INIT negotiation, handed to [`Filesystem::init`](crate::Filesystem::init).
 /// `want` starts as what the host intends to accept (already limited to
-/// the kernel's offer and to the operations the plugin has).
+/// the kernel's offer, to the operations the plugin has and to what its
+/// constants declare: [`cap::ATOMIC_O_TRUNC`] only with
+/// [`Filesystem::ATOMIC_O_TRUNC`](crate::Filesystem::ATOMIC_O_TRUNC)).
 pub struct Conn<'a> {
     raw: &'a mut sys::fring_conn,
 }

@@ -64,9 +64,9 @@ pub use fs::Filesystem;
 pub use host::{cap, log, log_enabled, Conn, Level, Mount, Transport};
 pub use options::{Opt, OptKind, Options, Value};
 pub use reply::{
-    Refused, ReplyAttr, ReplyCopy, ReplyCreate, ReplyDir, ReplyDirPlus, ReplyEmpty, ReplyEntry, ReplyLock,
-    ReplyLseek, ReplyOpen, ReplyRead, ReplyReadlink, ReplyStatfs, ReplyStatx, ReplyWrite, ReplyXattr,
-    RequestInfo,
+    DirAdd, Refused, ReplyAttr, ReplyCopy, ReplyCreate, ReplyDir, ReplyDirPlus, ReplyEmpty, ReplyEntry,
+    ReplyLock, ReplyLseek, ReplyOpen, ReplyRead, ReplyReadlink, ReplyStatfs, ReplyStatx, ReplyWrite,
+    ReplyXattr, RequestInfo,
 };
 pub use types::{
     fopen, Attr, Entry, Errno, FileType, Lock, LockType, Opened, Result, SetAttr, Statfs, TimeOrNow,

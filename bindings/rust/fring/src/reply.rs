@@ -267,10 +267,18 @@ impl ReplyReadlink {
 
 reply_type! {
     /// The answer to OPEN and OPENDIR.
-    ReplyOpen
+    ReplyOpen { kill_suidgid: bool }
 }
 
 impl ReplyOpen {
+    /// Whether this OPEN asks the filesystem to clear the file's setuid
+    /// bit (and setgid, with group execute) as it truncates: an `O_TRUNC`
+    /// open by a caller without CAP_FSETID (`FUSE_OPEN_KILL_SUIDGID`;
+    /// only with [`Filesystem::ATOMIC_O_TRUNC`](crate::Filesystem::ATOMIC_O_TRUNC)).
+    pub fn kill_suidgid(&self) -> bool {
+        self.kill_suidgid
+    }
+
     /// Answers with the open file's handle and flags.
     pub fn opened(self, open: Opened) {
         let o = open.to_sys();
@@ -479,14 +487,71 @@ impl ReplyCopy {
     }
 }
 
-fn dir_add(req: &Req, name: &OsStr, ino: u64, kind: FileType, next: u64) -> bool {
+/// What [`ReplyDir::add`] / [`ReplyDirPlus::add`] did with an entry.
+///
+/// Only [`Full`](DirAdd::Full) ends a listing: stop adding and answer with
+/// `ok()` (the kernel asks again from the last entry's offset). A
+/// [`Refused`](DirAdd::Refused) entry was skipped (the host logs it) and
+/// the entries after it still fit, so keep going:
+///
+/// ```ignore
+/// for (i, (name, ino, kind)) in entries.iter().enumerate().skip(offset as usize) {
+///     if reply.add(*ino, i as u64 + 1, *kind, name).is_full() {
+///         break;
+///     }
+/// }
+/// reply.ok()
+/// ```
+#[must_use = "a full reply must end the listing: check is_full()"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirAdd {
+    /// The entry is in the reply.
+    Added,
+    /// The reply is full: the entry was NOT added; answer now with `ok()`
+    /// and list it in the next call (its offset comes back).
+    Full,
+    /// The host refused this one entry (an invalid name such as
+    /// `"bad/name"`, `""`, a name with NUL, one longer than the kernel
+    /// takes; or, for [`ReplyDirPlus::add`], an entry the host will not
+    /// let the kernel cache): it was skipped and logged, and the reply
+    /// has room for the next ones.
+    Refused(Errno),
+}
+
+impl DirAdd {
+    /// Whether the reply is full: the only result that ends the listing.
+    pub fn is_full(self) -> bool {
+        self == DirAdd::Full
+    }
+
+    /// Whether the entry was added.
+    pub fn is_added(self) -> bool {
+        self == DirAdd::Added
+    }
+
+    /// The host's `dir_add` return value: 1 added, 0 full, negative errno.
+    fn from_host(ret: i32) -> DirAdd {
+        match ret {
+            1 => DirAdd::Added,
+            0 => DirAdd::Full,
+            e => DirAdd::Refused(Errno::from_neg(e)),
+        }
+    }
+}
+
+fn dir_add(req: &Req, name: &OsStr, ino: u64, kind: FileType, next: u64) -> DirAdd {
     let n = name.as_bytes();
     let Ok(len) = u32::try_from(n.len()) else {
-        return false;
+        return DirAdd::Refused(Errno::ENAMETOOLONG);
     };
-    let ret =
-        reply_call!(dir_add(req.as_ptr(), n.as_ptr() as *const c_char, len, ino, kind.mode_bits(), next));
-    ret == 1
+    DirAdd::from_host(reply_call!(dir_add(
+        req.as_ptr(),
+        n.as_ptr() as *const c_char,
+        len,
+        ino,
+        kind.mode_bits(),
+        next
+    )))
 }
 
 reply_type! {
@@ -496,10 +561,11 @@ reply_type! {
 
 impl ReplyDir {
     /// Adds an entry; `next_offset` is the offset the kernel passes back
-    /// to continue after it (stable, not 0). Returns `false` when the
-    /// reply is full: the entry was not added, answer now with
-    /// [`ok`](Self::ok).
-    pub fn add(&mut self, ino: u64, next_offset: u64, kind: FileType, name: impl AsRef<OsStr>) -> bool {
+    /// to continue after it (stable, not 0). Returns [`DirAdd::Full`] when
+    /// the reply is full (the entry was not added: answer now with
+    /// [`ok`](Self::ok)), [`DirAdd::Refused`] for an entry the host
+    /// skipped (an invalid name: go on with the next one).
+    pub fn add(&mut self, ino: u64, next_offset: u64, kind: FileType, name: impl AsRef<OsStr>) -> DirAdd {
         dir_add(&self.req, name.as_ref(), ino, kind, next_offset)
     }
 
@@ -518,21 +584,34 @@ reply_type! {
 
 impl ReplyDirPlus {
     /// Adds an entry with its attributes; an entry with `ino != 0` counts
-    /// as a lookup (forgotten later), one with `ino == 0` does not.
-    /// Returns `false` when full (not added: answer now).
-    pub fn add(&mut self, entry: &Entry, next_offset: u64, name: impl AsRef<OsStr>) -> bool {
+    /// as a lookup (forgotten later), one with `ino == 0` does not, and
+    /// neither does one that was not added. Returns as
+    /// [`ReplyDir::add`]: stop at [`DirAdd::Full`] only. An entry refused
+    /// because the host will not let the kernel cache it (not for a bad
+    /// name) makes the whole listing fail with EIO at [`ok`](Self::ok).
+    pub fn add(&mut self, entry: &Entry, next_offset: u64, name: impl AsRef<OsStr>) -> DirAdd {
         let n = name.as_ref().as_bytes();
         let Ok(len) = u32::try_from(n.len()) else {
-            return false;
+            return DirAdd::Refused(Errno::ENAMETOOLONG);
         };
         let e = entry.to_sys();
-        let ret =
-            reply_call!(dir_add_plus(self.req.as_ptr(), n.as_ptr() as *const c_char, len, &e, next_offset));
-        ret == 1
+        DirAdd::from_host(reply_call!(dir_add_plus(
+            self.req.as_ptr(),
+            n.as_ptr() as *const c_char,
+            len,
+            &e,
+            next_offset
+        )))
     }
 
     /// Adds an entry without attributes (no lookup), such as "." and "..".
-    pub fn add_plain(&mut self, ino: u64, next_offset: u64, kind: FileType, name: impl AsRef<OsStr>) -> bool {
+    pub fn add_plain(
+        &mut self,
+        ino: u64,
+        next_offset: u64,
+        kind: FileType,
+        name: impl AsRef<OsStr>,
+    ) -> DirAdd {
         dir_add(&self.req, name.as_ref(), ino, kind, next_offset)
     }
 

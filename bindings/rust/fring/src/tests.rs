@@ -182,10 +182,14 @@ unsafe extern "C" fn f_dir_add(
 ) -> i32 {
     let f = fake(r);
     let mut d = f.dir.lock().unwrap();
+    let n = unsafe { std::slice::from_raw_parts(name as *const u8, len as usize) };
+    // as the host's encoder: a bad name is refused before the room is checked
+    if n.is_empty() || n.contains(&b'/') || n.contains(&0) {
+        return -libc::EINVAL;
+    }
     if d.len() >= f.dir_room {
         return 0;
     }
-    let n = unsafe { std::slice::from_raw_parts(name as *const u8, len as usize) };
     d.push((n.to_vec(), ino, kind, next));
     1
 }
@@ -273,6 +277,7 @@ struct TestFs {
     tags: Vec<String>,
     forgotten: Mutex<Vec<(u64, u64)>>,
     file: File,
+    dir_results: Mutex<Vec<DirAdd>>,
 }
 
 impl Filesystem for TestFs {
@@ -285,6 +290,7 @@ impl Filesystem for TestFs {
     ];
     const READDIRPLUS: bool = true;
     const POSIX_LOCKS: bool = true;
+    const ATOMIC_O_TRUNC: bool = true;
 
     fn new(o: &Options, _m: Mount) -> std::result::Result<Self, String> {
         let source = o.path("source").unwrap().to_path_buf();
@@ -307,6 +313,7 @@ impl Filesystem for TestFs {
             tags,
             forgotten: Mutex::new(Vec::new()),
             file: File::open("/dev/null").unwrap(),
+            dir_results: Mutex::new(Vec::new()),
         })
     }
 
@@ -385,8 +392,22 @@ impl Filesystem for TestFs {
     fn readdir(&self, _ino: u64, _fh: u64, offset: u64, mut reply: ReplyDir) {
         let ents =
             [(".", 1, FileType::Directory), ("..", 1, FileType::Directory), ("a", 5, FileType::RegularFile)];
+        if _ino == 7 {
+            // names before and after bad ones: only "full" ends the listing
+            let names: [&[u8]; 6] = [b"before", b"bad/name", b"", b"mid", b"x\0y", b"after"];
+            let mut got = Vec::new();
+            for (i, n) in names.iter().enumerate().skip(offset as usize) {
+                let r = reply.add(10 + i as u64, i as u64 + 1, FileType::RegularFile, OsStr::from_bytes(n));
+                got.push(r);
+                if r.is_full() {
+                    break;
+                }
+            }
+            *self.dir_results.lock().unwrap() = got;
+            return reply.ok();
+        }
         for (i, (n, ino, kind)) in ents.iter().enumerate().skip(offset as usize) {
-            if !reply.add(*ino, i as u64 + 1, *kind, n) {
+            if reply.add(*ino, i as u64 + 1, *kind, n).is_full() {
                 break;
             }
         }
@@ -394,8 +415,10 @@ impl Filesystem for TestFs {
     }
 
     fn readdirplus(&self, _ino: u64, _fh: u64, _offset: u64, mut reply: ReplyDirPlus) {
-        assert!(reply.add_plain(1, 1, FileType::Directory, "."));
-        assert!(reply.add(&Entry::new(Attr::new(5, FileType::RegularFile, 0o600), TTL), 2, "a"));
+        assert_eq!(reply.add_plain(1, 1, FileType::Directory, "."), DirAdd::Added);
+        let e = Entry::new(Attr::new(5, FileType::RegularFile, 0o600), TTL);
+        assert_eq!(reply.add(&e, 2, "no/slash"), DirAdd::Refused(Errno::EINVAL));
+        assert!(reply.add(&e, 2, "a").is_added());
         reply.ok()
     }
 
@@ -510,6 +533,30 @@ fn descriptor_has_the_header_identity_and_option_help() {
     assert!(min_ops.getlk.is_none() && min_ops.setlk.is_none() && min_ops.flock.is_none());
     assert!(min_ops.lookup.is_some() && min_ops.create.is_some() && min_ops.statfs.is_some());
     assert!(plugin::<Minimal>(&MIN_DESC).config_help.is_null());
+}
+
+#[test]
+fn features_follow_the_constants() {
+    // TestFs says its open truncates; Minimal (the default open, which
+    // ignores O_TRUNC) must not have the host negotiate ATOMIC_O_TRUNC.
+    #[allow(clippy::unnecessary_cast)]
+    let (trunc, perms) =
+        (sys::FRING_FEATURE_ATOMIC_O_TRUNC as u64, sys::FRING_FEATURE_CHECKS_PERMISSIONS as u64);
+    assert_eq!(trunc, 1 << 1);
+    assert_eq!(plugin::<TestFs>(&TEST_DESC).features, trunc);
+    assert_eq!(plugin::<Minimal>(&MIN_DESC).features, 0);
+    assert_eq!(crate::export::features::<Perms>(), perms);
+    const _: () = assert!(sys::FRING_ABI_MINOR >= 6);
+}
+
+/// Only CHECKS_PERMISSIONS set.
+struct Perms;
+
+impl Filesystem for Perms {
+    const CHECKS_PERMISSIONS: bool = true;
+    fn new(_: &Options, _: Mount) -> std::result::Result<Self, String> {
+        Ok(Perms)
+    }
 }
 
 #[test]
@@ -715,6 +762,51 @@ fn readdir_stops_when_the_reply_is_full() {
         r.answer(),
         Answer::Dir(vec![(b".".to_vec(), 1, dir, 1), (b"a".to_vec(), 5, libc::S_IFREG, 2)])
     );
+}
+
+#[test]
+fn readdir_goes_on_past_a_refused_name_and_stops_when_full() {
+    let (ops, inst) = test_fs();
+    // SAFETY: the instance test_fs made.
+    let fs = unsafe { &*(inst as *const Instance<TestFs>) }.fs.get().unwrap();
+    let reg = libc::S_IFREG;
+    let mut a = read_args(0, 0, 4096);
+    a.nodeid = 7;
+    let r = FakeReq::new();
+    unsafe { ops.readdir.unwrap()(inst, r.ptr(), &a) };
+    assert_eq!(
+        r.answer(),
+        Answer::Dir(vec![
+            (b"before".to_vec(), 10, reg, 1),
+            (b"mid".to_vec(), 13, reg, 4),
+            (b"after".to_vec(), 15, reg, 6)
+        ]),
+        "every good name, before and after the bad ones"
+    );
+    let inval = DirAdd::Refused(Errno::EINVAL);
+    assert_eq!(
+        *fs.dir_results.lock().unwrap(),
+        [DirAdd::Added, inval, inval, DirAdd::Added, inval, DirAdd::Added]
+    );
+    // Room for two: a refused entry takes none, full is Full, not Refused.
+    let mut r = FakeReq::new();
+    r.dir_room = 2;
+    unsafe { ops.readdir.unwrap()(inst, r.ptr(), &a) };
+    assert_eq!(
+        r.answer(),
+        Answer::Dir(vec![(b"before".to_vec(), 10, reg, 1), (b"mid".to_vec(), 13, reg, 4)])
+    );
+    assert_eq!(
+        *fs.dir_results.lock().unwrap(),
+        [DirAdd::Added, inval, inval, DirAdd::Added, inval, DirAdd::Full]
+    );
+    assert!(DirAdd::Full.is_full() && !inval.is_full() && !DirAdd::Added.is_full());
+    // the kernel continues from "mid"'s offset: "after" comes next
+    let mut a = read_args(0, 4, 4096);
+    a.nodeid = 7;
+    let r = FakeReq::new();
+    unsafe { ops.readdir.unwrap()(inst, r.ptr(), &a) };
+    assert_eq!(r.answer(), Answer::Dir(vec![(b"after".to_vec(), 15, reg, 6)]));
 }
 
 #[test]
