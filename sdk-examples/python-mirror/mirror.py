@@ -2,23 +2,27 @@
 (fring.plugin). Names, attributes and listings come from os; file data never
 enters Python: a read is answered with FromFd and a write with ToFd, so the
 runtime moves the bytes between the request and the open file (io_uring
-READ_FIXED / WRITE_FIXED, zero-copy on Linux 7.3). The binding's
-vocabulary (no create, mkdir, unlink, setattr...) makes it a mirror of the
-existing files: those answer ENOSYS.
+READ_FIXED / WRITE_FIXED, zero-copy on Linux 7.3). It mirrors the
+existing files: it defines no create, mkdir, unlink or rename (those
+answer ENOSYS). Overwriting a file leaves exactly the new bytes: the class
+says atomic_o_trunc, and open passes O_TRUNC on to os.open, which
+truncates; setattr does truncate, chmod and utimes.
 
 Inode numbers are the mirror's own (the root is 1): a table from node to
 path with the kernel's lookup counts, so forget can drop entries."""
 import errno
 import os
 import stat
+import time
 
-from fring.plugin import Attr, FromFd, Open, ToFd
+from fring.plugin import NOW, Attr, FromFd, Open, ToFd
 
 ROOT = 1
 
 
 class Filesystem:
     attr_timeout = entry_timeout = 1.0
+    atomic_o_trunc = True       # open() truncates: os.open gets O_TRUNC
 
     def __init__(self, options):
         if "source" not in options:
@@ -66,6 +70,23 @@ class Filesystem:
 
     def getattr(self, ino):
         return self._attr(ino, os.lstat(self._path(ino)))
+
+    def setattr(self, ino, s):
+        path = self._path(ino)
+        if s.size is not None:
+            if s.fh is not None:
+                os.ftruncate(s.fh, s.size)
+            else:
+                os.truncate(path, s.size)
+        if s.mode is not None:
+            os.chmod(path, s.mode, follow_symlinks=False)
+        if s.atime_ns is not None or s.mtime_ns is not None:
+            st = os.lstat(path)
+            now = time.time_ns()
+            times = [st.st_atime_ns if t is None else now if t is NOW else t
+                     for t in (s.atime_ns, s.mtime_ns)]
+            os.utime(path, ns=tuple(times), follow_symlinks=False)
+        return self._attr(ino, os.lstat(path))
 
     def open(self, ino, flags):
         # O_APPEND is left out: the kernel sends each write with its offset.

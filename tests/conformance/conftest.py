@@ -10,6 +10,10 @@ Every test takes the `target` fixture and runs once per target:
   passthrough-uring     fring passthrough over FUSE-over-io_uring
   kpassthrough-devfuse  fring passthrough with kernel_passthrough (the kernel
   kpassthrough-uring    serves read/write/mmap from the backing file itself)
+  rustmemfs-devfuse     sdk-examples/rust-memfs (built by cargo) over /dev/fuse
+  rustmemfs-uring       sdk-examples/rust-memfs over FUSE-over-io_uring
+  pymemfs-devfuse       sdk-examples/python-memfs (fring_python.so, built from
+  pymemfs-uring         bindings/python per session) over each transport
 
 fring mounts get `-O default_permissions,allow_other`, so the kernel checks
 permissions and other uids may enter. Each target is mounted once per
@@ -31,12 +35,23 @@ import tempfile
 import time
 
 import pytest
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from pytest_strict import (  # noqa: E402,F401  (hooks: skips, FRING_STRICT)
+    pytest_make_collect_report, pytest_runtest_makereport,
+    pytest_sessionfinish)
 
 FRING = os.environ.get("FRING_BIN", "fring")
 PLUGIN_DIR = os.environ.get("FRING_PLUGIN_DIR", "")
 ALL_TARGETS = ["tmpfs", "memfs-devfuse", "memfs-uring",
                "passthrough-devfuse", "passthrough-uring",
                "kpassthrough-devfuse", "kpassthrough-uring"]
+# sdk-examples/rust-memfs, built by cargo (the rust_memfs_so fixture)
+ALL_TARGETS += ["rustmemfs-devfuse", "rustmemfs-uring"]
+# sdk-examples/python-memfs served by fring_python.so (the py_memfs fixture)
+ALL_TARGETS += ["pymemfs-devfuse", "pymemfs-uring"]
 READY_TIMEOUT = 15
 STOP_TIMEOUT = 15
 FUSECTL = "/sys/fs/fuse/connections"
@@ -126,6 +141,53 @@ def mount_tmpfs(path):
     subprocess.run(["mount", "-t", "tmpfs", "-o",
                     "mode=0755,size=512m,nosuid,nodev", "tmpfs", path],
                    check=True, capture_output=True)
+
+
+RUST_MEMFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                          "..", "sdk-examples", "rust-memfs")
+
+
+@pytest.fixture(scope="session")
+def rust_memfs_so():
+    """sdk-examples/rust-memfs built with cargo (dev profile, --locked) in
+    FRING_CARGO_TARGET_DIR (default: cargo-target in the build tree that
+    holds FRING_BIN, the one tests/integration/test_rust.py uses);
+    the path of its .so. Skips when cargo is missing."""
+    import shutil
+    cargo = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")
+    if not os.access(cargo, os.X_OK):
+        pytest.skip("cargo not found (install Rust with rustup)")
+    target_dir = os.environ.get("FRING_CARGO_TARGET_DIR") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(FRING))),
+        "cargo-target")
+    r = subprocess.run([cargo, "build", "--locked", "--manifest-path",
+                        os.path.join(RUST_MEMFS, "Cargo.toml")],
+                       capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, CARGO_TARGET_DIR=target_dir))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    so = os.path.join(target_dir, "debug", "libmemfs_rust.so")
+    assert os.path.exists(so), so
+    return so
+
+
+PY_MEMFS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "..", "sdk-examples", "python-memfs", "memfs.py")
+
+
+@pytest.fixture(scope="session")
+def py_memfs(tmp_path_factory):
+    """(fring_python.so built from bindings/python into a temp dir, the
+    module sdk-examples/python-memfs/memfs.py). Skips without cffi."""
+    import sys
+    pytest.importorskip("cffi", reason="cffi not installed (pip install cffi)")
+    out = tmp_path_factory.mktemp("pyplugin")
+    bindings = os.path.join(os.path.dirname(PY_MEMFS), "..", "..",
+                            "bindings", "python")
+    r = subprocess.run([sys.executable, "-m", "fring.build_plugin", str(out)],
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=bindings))
+    assert r.returncode == 0, r.stderr[-3000:]
+    return str(out / "fring_python.so"), os.path.realpath(PY_MEMFS)
 
 
 def zero_copy_kernel():
@@ -248,6 +310,11 @@ def target(request):
                 options += [("entry_timeout", "0"), ("attr_timeout", "0")]
             transport = name.split("-")[1]
             plugin = "passthrough" if kind == "kpassthrough" else kind
+            if kind == "rustmemfs":
+                plugin = request.getfixturevalue("rust_memfs_so")
+            if kind == "pymemfs":
+                plugin, module = request.getfixturevalue("py_memfs")
+                options = [("module", module)] + options
             server = FringServer(plugin, mp, transport, options)
             mounts.append(mp)
             try:

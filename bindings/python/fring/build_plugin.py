@@ -29,28 +29,13 @@ import sysconfig
 
 import cffi
 
-from . import _abi
+from . import _abi, optable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# The callbacks the .so forwards to Python (fring/plugin.py defines them).
-CALLBACKS = """
-extern "Python" int32_t fring_py_create(fring_mount *, void **);
-extern "Python" int32_t fring_py_config(void *, const char *, const char *);
-extern "Python" int32_t fring_py_config_complete(void *);
-extern "Python" void fring_py_destroy(void *);
-extern "Python" void fring_py_lookup(void *, fring_req *, const struct fring_name_args *);
-extern "Python" void fring_py_forget(void *, const struct fring_forget_one *, uint32_t);
-extern "Python" void fring_py_getattr(void *, fring_req *, const struct fring_getattr_args *);
-extern "Python" void fring_py_open(void *, fring_req *, const struct fring_open_args *);
-extern "Python" void fring_py_read(void *, fring_req *, const struct fring_read_args *);
-extern "Python" void fring_py_write(void *, fring_req *, const struct fring_write_args *);
-extern "Python" void fring_py_release(void *, fring_req *, const struct fring_release_args *);
-extern "Python" void fring_py_opendir(void *, fring_req *, const struct fring_open_args *);
-extern "Python" void fring_py_readdir(void *, fring_req *, const struct fring_read_args *);
-extern "Python" void fring_py_releasedir(void *, fring_req *, const struct fring_release_args *);
-const char *fring_py_so_path(void);
-"""
+# The callbacks the .so forwards to Python (fring/bind.py defines them):
+# the lifecycle and one per operation of optable.OPS.
+CALLBACKS = optable.callbacks() + "const char *fring_py_so_path(void);\n"
 
 # The plugin's entry, which cffi makes start Python on its first call;
 # SOURCE's fring_plugin_entry_v1 chooses the interpreter first.
