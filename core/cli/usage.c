@@ -25,7 +25,11 @@ static const struct {
 	  "  -o, --option KEY=VALUE       a plugin option, each key once\n"
 	  "                               (fring plugins -v lists each plugin's)\n"
 	  "  -O, --mount-option MOUNTOPT  default_permissions, allow_other, ro,\n"
-	  "                               fsname=NAME, subtype=NAME\n"
+	  "                               fsname=NAME, subtype=NAME,\n"
+	  "                               trust_plugin_permissions (with allow_other:\n"
+	  "                               no default_permissions although the plugin\n"
+	  "                               does not check permissions; any local user\n"
+	  "                               may then do what the server's uid may)\n"
 	  "  -t, --transport MODE         auto (default), uring or devfuse\n" },
 	{ "check",
 	  "usage: fring check CONFIG\n"
@@ -56,7 +60,8 @@ void cli_usage(FILE *f)
 	      "                        mount one plugin without a YAML file:\n"
 	      "                        -o/--option        a plugin option (each key once)\n"
 	      "                        -O/--mount-option  default_permissions, allow_other,\n"
-	      "                                           ro, fsname=NAME, subtype=NAME\n"
+	      "                                           ro, fsname=NAME, subtype=NAME,\n"
+	      "                                           trust_plugin_permissions\n"
 	      "                        -t/--transport     transport mode (default auto)\n"
 	      "  check CONFIG          validate CONFIG and load its plugins (no mount)\n"
 	      "  plugins [-v]          list the plugins on the search path (-v: and\n"

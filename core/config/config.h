@@ -45,6 +45,11 @@ enum fring_tristate { FRING_AUTO, FRING_ON, FRING_OFF };
 /* Values equal the transport's FRING_URING_PLACE_*. */
 enum fring_placement { FRING_PLACEMENT_AUTO, FRING_PLACEMENT_LOCAL };
 
+/* Where a value stood in the file (1-based); line 0: not given. */
+struct fring_cfg_at {
+	unsigned line, column;
+};
+
 struct fring_cfg_transport {
 	enum fring_transport_mode mode;
 	uint32_t queues;      /* 0 = auto */
@@ -58,6 +63,10 @@ struct fring_cfg_transport {
 	enum fring_placement placement; /* io_uring queue threads; default auto */
 	char *cpus;               /* transport.cpus, a CPU list; NULL = all */
 	unsigned uring_keys;      /* bit i: fring_cfg_uring_keys[i] was given */
+	/* The values that what the kernel offers may refuse (the kernel
+	 * check, core/transport/kernel_probe.c), and the section. */
+	struct fring_cfg_at at_section, at_mode, at_queue_depth, at_bufpool,
+		at_bufpool_size, at_zero_copy;
 };
 /* The transport keys that only io_uring queues use (queue_depth, bufpool,
  * zero_copy, poll_us, placement, cpus), NULL-terminated: given for a mount

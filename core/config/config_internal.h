@@ -13,12 +13,16 @@
 struct cfg_ctx {
 	const char *name;    /* file name used in messages */
 	yaml_document_t *doc;
-	char *err;           /* first error only; later ones are dropped */
+	char *err;           /* the error first in the file */
+	size_t err_line, err_column; /* its place (0-based) */
 	int rc;              /* -EINVAL or -ENOMEM once an error is recorded */
 };
 
 /* Records "NAME:LINE:COL: message" at `mark` (0-based, printed 1-based) and
- * returns -EINVAL. Only the first error is kept. */
+ * returns -EINVAL. Of several errors the one first in the file is kept
+ * (not the first found): the schema goes on checking the other keys of
+ * a mapping after a bad one, so what is reported does not depend on the
+ * order the checks run in. Out of memory wins over everything. */
 int cfg_error_at(struct cfg_ctx *c, yaml_mark_t mark, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 #define cfg_error(c, node, ...) cfg_error_at((c), (node)->start_mark, __VA_ARGS__)
@@ -31,11 +35,14 @@ int cfg_is_null(const yaml_node_t *n);
 const char *cfg_scalar(const yaml_node_t *n);
 yaml_node_t *cfg_node(struct cfg_ctx *c, int id);
 
-/* Checks `n` is a mapping with unique scalar keys; `what` names it in
- * "expected a mapping for WHAT, got ...". */
+/* Checks `n` is a mapping with scalar keys (else an error, returned: the
+ * mapping cannot be walked) and unique ones (a duplicate is recorded, and
+ * 0 returned: the walk goes on, cfg_get finds the first); `what` names it
+ * in "expected a mapping for WHAT, got ...". */
 int cfg_expect_map(struct cfg_ctx *c, yaml_node_t *n, const char *what);
-/* Rejects any key not in the NULL-terminated `allowed`; `where` is a
- * phrase such as "in mount" or "at top level". */
+/* Rejects any key not in the NULL-terminated `allowed` (the first such
+ * is recorded); `where` is a phrase such as "in mount" or "at top level".
+ * Callers go on checking the known keys' values. */
 int cfg_check_keys(struct cfg_ctx *c, yaml_node_t *map, const char *where,
 		   const char *const *allowed);
 /* Value node for `key` in a checked mapping, or NULL. */

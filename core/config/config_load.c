@@ -113,7 +113,8 @@ static int parse_mounts(struct cfg_ctx *c, yaml_node_t *seq, struct fring_config
 		struct fring_cfg_mount *m = &cfg->mounts[i];
 
 		cfg->nr_mounts = i + 1; /* so free() sees partial entries */
-		if ((rc = cfg_parse_mount(c, item, i + 1, m)))
+		/* Every error of an entry lies before the next entry's. */
+		if ((rc = cfg_parse_mount(c, item, i + 1, m)) || (rc = c->rc))
 			return rc;
 		for (j = 0; j < i; j++)
 			if (same_path(cfg->mounts[j].mountpoint, m->mountpoint))
@@ -135,11 +136,13 @@ static int parse_root(struct cfg_ctx *c, struct fring_config *cfg)
 	if (!root || cfg_is_null(root))
 		return cfg_error_at(c, c->doc->start_mark,
 				    "no mounts (expected a top-level 'mounts' sequence)");
-	if ((rc = cfg_expect_map(c, root, "the top level")) ||
-	    (rc = cfg_check_keys(c, root, "at top level", keys)))
+	if ((rc = cfg_expect_map(c, root, "the top level")))
 		return rc;
+	cfg_check_keys(c, root, "at top level", keys); /* mounts still checked */
 	if (!(mounts = cfg_get(c, root, "mounts", NULL)))
-		return cfg_error(c, root, "no mounts (expected a top-level 'mounts' sequence)");
+		/* A misspelt 'mounts' is the better message. */
+		return c->rc ? c->rc : cfg_error(c, root, "no mounts (expected a "
+						 "top-level 'mounts' sequence)");
 	if (mounts->type != YAML_SEQUENCE_NODE && !cfg_is_null(mounts))
 		return cfg_error(c, mounts, "expected a sequence for mounts, got %s",
 				 cfg_describe(mounts, buf, sizeof(buf)));
@@ -176,6 +179,8 @@ int fring_config_parse(const char *name, const char *text, size_t len,
 		goto out;
 	c.doc = &doc;
 	rc = parse_root(&c, cfg);
+	if (!rc)
+		rc = c.rc; /* an error recorded while the walk went on */
 	yaml_document_delete(&doc);
 out:
 	if (rc) {

@@ -23,15 +23,15 @@ void cfg_mount_free(struct fring_cfg_mount *m)
 	free(m->transport.cpus);
 }
 
-/* A required, non-empty string. */
-static int req_string(struct cfg_ctx *c, yaml_node_t *map, size_t index,
-		      const char *key, char **out, yaml_node_t **where)
+/* A required, non-empty string; 1 if missing (said by the caller). */
+static int req_string(struct cfg_ctx *c, yaml_node_t *map, const char *key,
+		      char **out, yaml_node_t **where)
 {
 	yaml_node_t *v = cfg_get(c, map, key, NULL);
 	char buf[80];
 
 	if (!v)
-		return cfg_error(c, map, "mount %zu is missing required key '%s'", index, key);
+		return 1;
 	if (v->type != YAML_SCALAR_NODE || !*cfg_scalar(v) || cfg_is_null(v))
 		return cfg_error(c, v, "%s must be a non-empty string, got %s", key,
 				 cfg_describe(v, buf, sizeof(buf)));
@@ -103,30 +103,39 @@ int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 	static const char *const keys[] = { "mountpoint", "plugin", "options",
 					    "mount_options", "transport", NULL };
 	yaml_node_t *v, *mountpoint = NULL, *plugin = NULL;
+	int rc, missing_mp, missing_plugin;
 	char what[32];
-	int rc;
 
 	fring_cfg_transport_defaults(&m->transport);
 	m->line = (unsigned)n->start_mark.line + 1;
 	m->column = (unsigned)n->start_mark.column + 1;
 	snprintf(what, sizeof(what), "mount %zu", index);
-	if ((rc = cfg_expect_map(c, n, what)) ||
-	    (rc = cfg_check_keys(c, n, "in mount", keys)) ||
-	    (rc = req_string(c, n, index, "mountpoint", &m->mountpoint, &mountpoint)) ||
-	    (rc = req_string(c, n, index, "plugin", &m->plugin, &plugin)))
+	if ((rc = cfg_expect_map(c, n, what)))
 		return rc;
+	/* Every key is checked, a bad one or not: of several errors the one
+	 * first in the file is reported (cfg_error_at keeps that one). */
+	cfg_check_keys(c, n, "in mount", keys);
+	missing_mp = req_string(c, n, "mountpoint", &m->mountpoint, &mountpoint) == 1;
+	missing_plugin = req_string(c, n, "plugin", &m->plugin, &plugin) == 1;
 	/* Mountpoint errors (missing, not a directory, dead...) point here. */
-	m->mountpoint_line = (unsigned)mountpoint->start_mark.line + 1;
-	m->mountpoint_column = (unsigned)mountpoint->start_mark.column + 1;
-	m->plugin_line = (unsigned)plugin->start_mark.line + 1;
-	m->plugin_column = (unsigned)plugin->start_mark.column + 1;
-	if ((v = cfg_get(c, n, "options", NULL)) && (rc = cfg_parse_options(c, v, m)))
-		return rc;
-	if ((v = cfg_get(c, n, "mount_options", NULL)) &&
-	    (rc = parse_mount_options(c, v, m)))
-		return rc;
-	if ((v = cfg_get(c, n, "transport", NULL)) &&
-	    (rc = cfg_parse_transport(c, v, &m->transport)))
-		return rc;
-	return 0;
+	if (mountpoint) {
+		m->mountpoint_line = (unsigned)mountpoint->start_mark.line + 1;
+		m->mountpoint_column = (unsigned)mountpoint->start_mark.column + 1;
+	}
+	if (plugin) {
+		m->plugin_line = (unsigned)plugin->start_mark.line + 1;
+		m->plugin_column = (unsigned)plugin->start_mark.column + 1;
+	}
+	if ((v = cfg_get(c, n, "options", NULL)))
+		cfg_parse_options(c, v, m);
+	if ((v = cfg_get(c, n, "mount_options", NULL)))
+		parse_mount_options(c, v, m);
+	if ((v = cfg_get(c, n, "transport", NULL)))
+		cfg_parse_transport(c, v, &m->transport);
+	/* A missing key has no place of its own (the entry's start): it is
+	 * said only when nothing else is wrong, a misspelt key first. */
+	if (!c->rc && (missing_mp || missing_plugin))
+		return cfg_error(c, n, "mount %zu is missing required key '%s'",
+				 index, missing_mp ? "mountpoint" : "plugin");
+	return c->rc;
 }

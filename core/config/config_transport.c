@@ -98,41 +98,58 @@ static int parse_tristate(const yaml_node_t *n, enum fring_tristate *out)
 	return 0;
 }
 
-static int parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
+/* Where a value is, for errors about it found later (fring check's
+ * kernel check, run's): 1-based, 0 = not given. */
+static void at(struct fring_cfg_at *out, const yaml_node_t *v)
+{
+	out->line = (unsigned)v->start_mark.line + 1;
+	out->column = (unsigned)v->start_mark.column + 1;
+}
+
+/* Each key is checked even after a bad one: of several errors the one
+ * first in the file is reported (cfg_error_at). */
+static void parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
 {
 	static const char *const keys[] = { "mode", "size", "registered", NULL };
 	yaml_node_t *v;
-	int rc;
 
 	if (cfg_is_null(n))
-		return 0;
+		return;
 	if (n->type == YAML_SCALAR_NODE) {
 		if (parse_tristate(n, &t->bufpool))
-			return bad(c, n, "transport.bufpool",
-				   "one of auto, on, off or a mapping { mode, size, registered }");
-		return 0;
+			bad(c, n, "transport.bufpool",
+			    "one of auto, on, off or a mapping { mode, size, registered }");
+		else
+			at(&t->at_bufpool, n);
+		return;
 	}
-	if ((rc = cfg_expect_map(c, n, "transport.bufpool")) ||
-	    (rc = cfg_check_keys(c, n, "in transport.bufpool", keys)))
-		return rc;
-	if ((v = cfg_get(c, n, "mode", NULL)) && parse_tristate(v, &t->bufpool))
-		return bad(c, v, "transport.bufpool.mode", "one of auto, on, off");
+	if (cfg_expect_map(c, n, "transport.bufpool"))
+		return;
+	cfg_check_keys(c, n, "in transport.bufpool", keys);
+	if ((v = cfg_get(c, n, "mode", NULL))) {
+		if (parse_tristate(v, &t->bufpool))
+			bad(c, v, "transport.bufpool.mode", "one of auto, on, off");
+		else
+			at(&t->at_bufpool, v);
+	}
 	if ((v = cfg_get(c, n, "size", NULL))) {
 		uint64_t size;
 
 		if (v->type != YAML_SCALAR_NODE || fring_parse_size(cfg_scalar(v), &size) ||
-		    size < BUFPOOL_MIN || size > BUFPOOL_MAX)
-			return bad(c, v, "transport.bufpool.size",
-				   "a size 1MiB..4GiB such as 64MiB (at least one "
-				   "1MiB buffer, the largest request)");
-		t->bufpool_size = size;
+		    size < BUFPOOL_MIN || size > BUFPOOL_MAX) {
+			bad(c, v, "transport.bufpool.size",
+			    "a size 1MiB..4GiB such as 64MiB (at least one "
+			    "1MiB buffer, the largest request)");
+		} else {
+			t->bufpool_size = size;
+			at(&t->at_bufpool_size, v);
+		}
 	}
 	if ((v = cfg_get(c, n, "registered", NULL)) &&
 	    (v->type != YAML_SCALAR_NODE ||
 	     fring_parse_bool(cfg_scalar(v), &t->bufpool_registered)))
-		return bad(c, v, "transport.bufpool.registered",
-			   "a boolean (true/false, yes/no, on/off, 1/0)");
-	return 0;
+		bad(c, v, "transport.bufpool.registered",
+		    "a boolean (true/false, yes/no, on/off, 1/0)");
 }
 
 const char *const fring_cfg_uring_keys[] = { "queue_depth", "bufpool",
@@ -146,45 +163,54 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 					    "request_timeout", "poll_us",
 					    "placement", "cpus", NULL };
 	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
-	yaml_node_t *v;
+	yaml_node_t *v, *zc;
 	int rc, i;
 
 	fring_cfg_transport_defaults(t);
 	if (cfg_is_null(n))
 		return 0;
-	if ((rc = cfg_expect_map(c, n, "transport")) ||
-	    (rc = cfg_check_keys(c, n, "in transport", keys)))
+	if ((rc = cfg_expect_map(c, n, "transport")))
 		return rc;
+	at(&t->at_section, n);
+	cfg_check_keys(c, n, "in transport", keys);
 	for (i = 0; fring_cfg_uring_keys[i]; i++)
 		if (cfg_get(c, n, fring_cfg_uring_keys[i], NULL))
 			t->uring_keys |= 1u << i;
 	if ((v = cfg_get(c, n, "mode", NULL))) {
-		if ((i = pick(v, modes)) < 0)
-			return bad(c, v, "transport.mode", "one of auto, uring, devfuse");
-		t->mode = (enum fring_transport_mode[]){ FRING_MODE_AUTO, FRING_MODE_URING,
-							 FRING_MODE_DEVFUSE }[i];
+		if ((i = pick(v, modes)) < 0) {
+			bad(c, v, "transport.mode", "one of auto, uring, devfuse");
+		} else {
+			t->mode = (enum fring_transport_mode[]){ FRING_MODE_AUTO,
+								 FRING_MODE_URING,
+								 FRING_MODE_DEVFUSE }[i];
+			at(&t->at_mode, v);
+		}
 	}
 	if ((v = cfg_get(c, n, "queues", NULL)) &&
 	    !(v->type == YAML_SCALAR_NODE && !strcmp(cfg_scalar(v), "auto")) &&
 	    parse_uint(v, 1, 1024, &t->queues))
-		return bad(c, v, "transport.queues", "'auto' or an integer 1..1024");
-	if ((v = cfg_get(c, n, "queue_depth", NULL)) &&
-	    parse_uint(v, 1, 4096, &t->queue_depth))
-		return bad(c, v, "transport.queue_depth", "an integer 1..4096");
+		bad(c, v, "transport.queues", "'auto' or an integer 1..1024");
+	if ((v = cfg_get(c, n, "queue_depth", NULL))) {
+		if (parse_uint(v, 1, 4096, &t->queue_depth))
+			bad(c, v, "transport.queue_depth", "an integer 1..4096");
+		else
+			at(&t->at_queue_depth, v);
+	}
 	if ((v = cfg_get(c, n, "request_timeout", NULL)) &&
 	    parse_uint(v, 0, 65535, &t->request_timeout))
-		return bad(c, v, "transport.request_timeout",
-			   "an integer 0..65535 (seconds, 0 = off)");
+		bad(c, v, "transport.request_timeout",
+		    "an integer 0..65535 (seconds, 0 = off)");
 	if ((v = cfg_get(c, n, "poll_us", NULL)) &&
 	    parse_uint(v, 0, 1000, &t->poll_us))
-		return bad(c, v, "transport.poll_us",
-			   "an integer 0..1000 (microseconds, 0 = off)");
+		bad(c, v, "transport.poll_us",
+		    "an integer 0..1000 (microseconds, 0 = off)");
 	if ((v = cfg_get(c, n, "placement", NULL))) {
 		static const char *const places[] = { "auto", "local", NULL };
 
 		if ((i = pick(v, places)) < 0)
-			return bad(c, v, "transport.placement", "one of auto, local");
-		t->placement = i ? FRING_PLACEMENT_LOCAL : FRING_PLACEMENT_AUTO;
+			bad(c, v, "transport.placement", "one of auto, local");
+		else
+			t->placement = i ? FRING_PLACEMENT_LOCAL : FRING_PLACEMENT_AUTO;
 	}
 	if ((v = cfg_get(c, n, "cpus", NULL))) {
 		int *list = NULL, nr = v->type == YAML_SCALAR_NODE
@@ -194,23 +220,32 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 
 		free(list);
 		if (nr < 0 || !(t->cpus = strdup(cfg_scalar(v))))
-			return bad(c, v, "transport.cpus",
-				   "a CPU list such as 0-3,8");
+			bad(c, v, "transport.cpus", "a CPU list such as 0-3,8");
 		/* Else every mode would fail or fall back at start. */
-		if (!runnable)
-			return cfg_error(c, v, "transport.cpus '%s' names no CPU this "
-					 "process may run on", t->cpus);
+		else if (!runnable)
+			cfg_error(c, v, "transport.cpus '%s' names no CPU this "
+				  "process may run on", t->cpus);
 	}
-	if ((v = cfg_get(c, n, "bufpool", NULL)) && (rc = parse_bufpool(c, v, t)))
-		return rc;
-	if ((v = cfg_get(c, n, "zero_copy", NULL)) && parse_tristate(v, &t->zero_copy))
-		return bad(c, v, "transport.zero_copy", "one of auto, on, off");
+	if ((v = cfg_get(c, n, "bufpool", NULL)))
+		parse_bufpool(c, v, t);
+	if ((zc = cfg_get(c, n, "zero_copy", NULL))) {
+		if (parse_tristate(zc, &t->zero_copy))
+			bad(c, zc, "transport.zero_copy", "one of auto, on, off");
+		else
+			at(&t->at_zero_copy, zc);
+	}
 	/* What no kernel can serve is a config error (fring check sees it). */
-	if (v && t->zero_copy == FRING_ON && t->mode == FRING_MODE_DEVFUSE)
-		return cfg_error(c, v, "transport.zero_copy on needs io_uring, but "
-				 "transport.mode is devfuse");
-	if (v && t->zero_copy == FRING_ON && t->bufpool == FRING_OFF)
-		return cfg_error(c, v, "transport.zero_copy on needs a buffer pool, "
-				 "but transport.bufpool is off");
-	return 0;
+	if ((v = cfg_get(c, n, "bufpool", NULL)) && t->bufpool == FRING_ON &&
+	    t->mode == FRING_MODE_DEVFUSE)
+		cfg_error(c, v->type == YAML_MAPPING_NODE && cfg_get(c, v, "mode", NULL)
+			     ? cfg_get(c, v, "mode", NULL) : v,
+			  "transport.bufpool on needs io_uring, but transport.mode "
+			  "is devfuse");
+	if (zc && t->zero_copy == FRING_ON && t->mode == FRING_MODE_DEVFUSE)
+		cfg_error(c, zc, "transport.zero_copy on needs io_uring, but "
+			  "transport.mode is devfuse");
+	else if (zc && t->zero_copy == FRING_ON && t->bufpool == FRING_OFF)
+		cfg_error(c, zc, "transport.zero_copy on needs a buffer pool, "
+			  "but transport.bufpool is off");
+	return c->rc;
 }

@@ -11,30 +11,41 @@
 
 int cfg_error_at(struct cfg_ctx *c, yaml_mark_t mark, const char *fmt, ...)
 {
-	char *msg = NULL;
+	char *msg = NULL, *full = NULL;
 	va_list ap;
 
-	if (c->err)
+	/* Keep the error first in the file; out of memory beats them all. */
+	if (c->rc == -ENOMEM)
+		return c->rc;
+	if (c->err && (mark.line > c->err_line ||
+		       (mark.line == c->err_line && mark.column >= c->err_column)))
 		return c->rc;
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	if (!msg || asprintf(&c->err, "%s:%zu:%zu: %s", c->name,
+	if (!msg || asprintf(&full, "%s:%zu:%zu: %s", c->name,
 			     mark.line + 1, mark.column + 1, msg) < 0) {
 		free(msg);
+		free(c->err);
 		c->err = NULL;
 		return cfg_nomem(c);
 	}
 	free(msg);
+	free(c->err);
+	c->err = full;
+	c->err_line = mark.line;
+	c->err_column = mark.column;
 	c->rc = -EINVAL;
 	return c->rc;
 }
 
 int cfg_nomem(struct cfg_ctx *c)
 {
-	if (!c->err)
+	if (c->rc != -ENOMEM) {
+		free(c->err);
 		c->err = strdup("out of memory"); /* may be NULL; rc still says */
+	}
 	c->rc = -ENOMEM;
 	return c->rc;
 }
@@ -88,15 +99,22 @@ int cfg_expect_map(struct cfg_ctx *c, yaml_node_t *n, const char *what)
 		if (k->type != YAML_SCALAR_NODE)
 			return cfg_error(c, k, "expected a scalar key in %s, got %s",
 					 what, cfg_describe(k, buf, sizeof(buf)));
+	}
+	/* Every key is a scalar: the mapping can be walked. A duplicate is
+	 * recorded (the first in the file wins) and the walk goes on. */
+	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = cfg_node(c, p->key);
+
 		for (q = n->data.mapping.pairs.start; q < p; q++) {
 			yaml_node_t *k2 = cfg_node(c, q->key);
 
-			if (k2->type == YAML_SCALAR_NODE &&
-			    !strcmp(cfg_scalar(k), cfg_scalar(k2)))
-				return cfg_error(c, k, "duplicate key '%s' in %s (first at %zu:%zu)",
-						 cfg_scalar(k), what,
-						 k2->start_mark.line + 1,
-						 k2->start_mark.column + 1);
+			if (!strcmp(cfg_scalar(k), cfg_scalar(k2))) {
+				cfg_error(c, k, "duplicate key '%s' in %s (first at %zu:%zu)",
+					  cfg_scalar(k), what,
+					  k2->start_mark.line + 1,
+					  k2->start_mark.column + 1);
+				break;
+			}
 		}
 	}
 	return 0;

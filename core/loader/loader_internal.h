@@ -25,6 +25,19 @@ int fring_loader_open_file(const char *name, const char *path,
 			   const struct fring_host_api *host,
 			   struct fring_loaded_plugin **out, char **err);
 
+/* The file to load for `path` (snapshot.c): a private sealed copy,
+ * "/proc/self/fd/N", one per version of the file (kept for the life of
+ * the process), or `path` itself if no copy can be made. -EAGAIN if the
+ * file kept changing while it was copied, -ENOMEM. */
+int fring_loader_snapshot(const char *path, char **file);
+/* The original path of a copy's "/proc/self/fd/N", or NULL. */
+const char *fring_loader_copy_origin(const char *file);
+/* After dlopen(file) of a copy: its link map names `orig` (dladdr). */
+void fring_loader_name_copy(void *dl, const char *file, const char *orig);
+/* Before dlopen(file) of a copy: the libraries its RUNPATH finds through
+ * $ORIGIN, loaded from beside `orig`. */
+void fring_loader_preload_origin(const char *file, const char *orig);
+
 /* How long a probe may take before its child is killed (tests lower it). */
 extern int fring_loader_probe_timeout_ms;
 

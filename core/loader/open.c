@@ -16,7 +16,8 @@
  *   other     whatever the plugin's load() returned ("load failed: ...")
  *   -ENOMEM
  * Nothing is ever dlclose'd: Rust cdylibs with thread-locals and embedded
- * interpreters misbehave when unloaded.
+ * interpreters misbehave when unloaded. What is probed and dlopen'd is a
+ * private copy of the file (snapshot.c), named by the file's path.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -79,11 +80,13 @@ out:
 	return rc;
 }
 
-/* dlerror() text without the "path: " prefix and trailing whitespace. */
-static char *dl_reason(const char *path)
+/* dlerror() text without the "path: " prefix and trailing whitespace;
+ * a private copy's /proc/self/fd/N is named by its original path. */
+static char *dl_reason(const char *path, const char *orig)
 {
-	const char *e = dlerror();
+	const char *e = dlerror(), *at;
 	size_t plen = strlen(path), len;
+	char *s, *t;
 
 	if (!e)
 		return strdup("unknown dlopen error");
@@ -92,19 +95,29 @@ static char *dl_reason(const char *path)
 	len = strlen(e);
 	while (len && isspace((unsigned char)e[len - 1]))
 		len--;
-	return strndup(e, len);
+	s = strndup(e, len);
+	while (s && orig && (at = strstr(s, path))) {
+		t = fring_strf("%.*s%s%s", (int)(at - s), s, orig, at + plen);
+		free(s);
+		s = t;
+	}
+	return s;
 }
 
-static void *open_dl(const char *name, const char *path, char **err)
+static void *open_dl(const char *name, const char *path, const char *orig,
+		     char **err)
 {
 	char *why;
 	void *dl;
 
+	fring_loader_preload_origin(path, orig);
 	dlerror();
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (dl)
+	if (dl) {
+		fring_loader_name_copy(dl, path, orig);
 		return dl;
-	why = dl_reason(path);
+	}
+	why = dl_reason(path, orig);
 	if (why && (strstr(why, "invalid ELF header") ||
 		    strstr(why, "file too short")))
 		*err = fring_strf("plugin '%s': not a shared object: %s", name,
@@ -149,6 +162,8 @@ int fring_loader_open_file(const char *name, const char *path,
 			   const struct fring_host_api *host,
 			   struct fring_loaded_plugin **out, char **err)
 {
+	/* A private copy (snapshot.c) is loaded; lp->path is the file's. */
+	const char *orig = fring_loader_copy_origin(path);
 	struct fring_loaded_plugin *lp;
 	fring_plugin_entry_fn entry;
 	int rc = -ENOMEM;
@@ -156,10 +171,10 @@ int fring_loader_open_file(const char *name, const char *path,
 	*out = NULL;
 	*err = NULL;
 	lp = calloc(1, sizeof(*lp));
-	if (!lp || !(lp->path = strdup(path)))
+	if (!lp || !(lp->path = strdup(orig ? orig : path)))
 		goto fail;
 	rc = -ENOEXEC;
-	lp->dl = open_dl(name, lp->path, err);
+	lp->dl = open_dl(name, path, orig, err);
 	if (!lp->dl)
 		goto fail;
 	entry = find_entry(name, lp->dl, err, &rc);
@@ -186,16 +201,29 @@ int fring_loader_open(const char *name_or_path,
 		      struct fring_loaded_plugin **out, char **err)
 {
 	const struct fring_plugin_info *info;
-	char *path = NULL;
+	char *path = NULL, *file = NULL;
 	int rc;
 
 	*out = NULL;
 	rc = fring_loader_find(name_or_path, host, &path, err);
+	/* What is probed and served is a private copy of the file, so the
+	 * file may be rewritten in place meanwhile or later (snapshot.c). */
+	if (!rc) {
+		rc = fring_loader_snapshot(path, &file);
+		if (rc == -EAGAIN)
+			*err = fring_strf("plugin '%s': %s kept changing while it "
+					  "was read (being installed?); try again",
+					  name_or_path, path);
+		else if (rc)
+			*err = fring_strf("plugin '%s': out of memory",
+					  name_or_path);
+	}
 	/* A crash in its constructors, entry or load() ends a child, not us. */
 	if (!rc)
-		rc = fring_loader_probe(name_or_path, path, host, &info, err);
+		rc = fring_loader_probe(name_or_path, file, host, &info, err);
 	if (!rc)
-		rc = fring_loader_open_file(name_or_path, path, host, out, err);
+		rc = fring_loader_open_file(name_or_path, file, host, out, err);
+	free(file);
 	free(path);
 	return rc;
 }

@@ -31,7 +31,7 @@ int fring_features_default_permissions(const struct fring_plugin *d,
 		return 0;
 	}
 	if (trust_plugin_permissions) {
-		fring_info("%s: allow_other: default_permissions left off (mount "
+		fring_warn("%s: allow_other: default_permissions left off (mount "
 			   "option trust_plugin_permissions): every local user may "
 			   "do what the plugin lets the server's uid do",
 			   mountpoint);

@@ -20,6 +20,7 @@
 #include "../mount/mountinfo.h"
 #include "../mount/stale.h"
 #include "../transport/devfuse.h"
+#include "../transport/kernel_probe.h"
 #include "../transport/uring.h"
 #include "dispatch.h"
 #include "features.h"
@@ -177,6 +178,13 @@ int fring_session_new(const struct fring_session_params *p,
 		*err = fring_strf("session: mountpoint and plugin are required");
 		return -EINVAL;
 	}
+	/* What this kernel cannot serve (bufpool on without pools, ...) is
+	 * refused here, at the value's place, for every mount before the
+	 * first is made (and by `fring check`); a need of pinned memory
+	 * worth a warning is warned about. */
+	ret = fring_kernel_check(&p->transport, p->mountpoint, p->config_file, err);
+	if (ret < 0)
+		return ret;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		*err = fring_strf("out of memory");

@@ -510,6 +510,16 @@ def test_command_help(args, first):
     assert r.stdout.startswith(first), r.stdout
 
 
+def test_mount_help_lists_every_mount_option():
+    """Every name -O takes (embed.c's spec_mount_option) is in the help."""
+    r = run_fring("mount", "--help")
+    assert r.returncode == 0, r
+    for opt in ("default_permissions", "allow_other", "ro", "fsname=NAME",
+                "subtype=NAME", "trust_plugin_permissions"):
+        assert opt in r.stdout, (opt, r.stdout)
+    assert "trust_plugin_permissions" in run_fring("help").stdout
+
+
 @pytest.mark.parametrize("args, message", [
     (["-o", "allow_other"], "-o expects KEY=VALUE (a plugin option); 'allow_other' is "
                             "a mount option: use -O allow_other"),
@@ -656,3 +666,88 @@ mounts:
             "transport.cpus: for io_uring queues only, unused over /dev/fuse\n")
     assert want in f.log(), f.log()
     assert "transport.queues" not in f.log()
+
+
+def kernel_has_bufpools():
+    """Linux 7.3 offers FUSE_HAS_IO_URING_BUFPOOL; 6.18 does not."""
+    major, minor = (int(x) for x in os.uname().release.split("-")[0].split(".")[:2])
+    return (major, minor) >= (7, 3)
+
+
+def possible_cpus():
+    with open("/sys/devices/system/cpu/possible") as f:
+        n = 0
+        for part in f.read().strip().split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi or lo) - int(lo) + 1
+        return n
+
+
+@pytest.mark.skipif(kernel_has_bufpools(), reason="the kernel has buffer pools")
+@pytest.mark.parametrize("transport, column, message", [
+    ("{ bufpool: on }", 27, "transport.bufpool on: the kernel has no io_uring "
+                            "buffer pools (they need FUSE 7.46, Linux 7.3)"),
+    ("{ bufpool: { mode: on } }", 35, "transport.bufpool on: the kernel has no "
+                                      "io_uring buffer pools (they need FUSE "
+                                      "7.46, Linux 7.3)"),
+    ("{ zero_copy: on }", 29, "transport.zero_copy on: the kernel has no "
+                              "io_uring zero-copy (FUSE 7.46, Linux 7.3)"),
+])
+def test_what_the_kernel_cannot_serve_is_refused_before_any_mount(
+        tmpdirs, transport, column, message):
+    """check knows the kernel (a probe mount's INIT, core/transport/
+    kernel_probe.c) and says what run would refuse, at the value; run
+    refuses it before its first mount."""
+    m1, m2 = tmpdirs("mnt"), tmpdirs("mnt")
+    path = yaml_file(tmpdirs("cfg"), f"""\
+mounts:
+  - mountpoint: {m1}
+    plugin: memfs
+  - mountpoint: {m2}
+    plugin: memfs
+    transport: {transport}
+""")
+    line = f"fring: {path}:6:{column}: {m2}: {message}\n"
+    r = run_fring("check", path)
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", line), r
+    r = run_fring("run", path)
+    assert r.returncode == 1, r
+    assert "ready" not in r.stdout, r.stdout
+    assert r.stderr.endswith(line), r.stderr
+    assert not is_mounted(m1) and not is_mounted(m2)
+
+
+@pytest.mark.skipif(kernel_has_bufpools(), reason="the kernel has buffer pools")
+def test_pinned_memory_is_warned_about(tmpdirs):
+    mp, m2 = tmpdirs("mnt"), tmpdirs("mnt")
+    cfg = tmpdirs("cfg")
+    plain = yaml_file(cfg, f"mounts:\n  - mountpoint: {mp}\n    plugin: memfs\n")
+    r = run_fring("check", plain)
+    assert (r.returncode, r.stderr) == (0, ""), r
+    path = yaml_file(cfg, f"""\
+mounts:
+  - mountpoint: {mp}
+    plugin: memfs
+    transport:
+      queue_depth: 4096
+""")
+    q = possible_cpus()
+    gib = q * 4096 * 1028 / (1 << 20)
+    warning = (f"fring: warning: {path}:5:20: {mp}: the ring buffers will pin "
+               f"{gib:.1f} GiB of memory ({q} queues x 4096 entries x 1028 KiB) "
+               f"while it is mounted, more than ")
+    r = run_fring("check", path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{path}: OK (1 mount)\n"
+    assert r.stderr.startswith(warning), r.stderr
+    assert "lower transport.queue_depth" in r.stderr, r.stderr
+    # run says it too, before mounting (here a later mount is refused,
+    # so nothing is pinned by the test)
+    with open(path, "a") as f:
+        f.write(f"  - mountpoint: {m2}\n    plugin: memfs\n"
+                f"    transport: {{ bufpool: on }}\n")
+    r = run_fring("run", path)
+    assert r.returncode == 1, r
+    assert warning in r.stderr, r.stderr
+    assert "transport.bufpool on: the kernel has no io_uring buffer pools" in r.stderr
+    assert not is_mounted(mp) and not is_mounted(m2)

@@ -582,3 +582,55 @@ Test(config, endless_file_is_refused_not_read_into_memory)
 	cr_assert_str_eq(err, "/dev/zero: not a configuration file (more than 4 MiB)");
 	free(err);
 }
+
+/* Several bad keys and values in one file: the one first in the file is
+ * reported, whatever order the schema checks keys and sections in. */
+Test(config, first_error_in_the_file_is_reported)
+{
+	/* a bad value in transport before an unknown key of the mount */
+	expect_err(M "    transport:\n      queue_depth: 0\n    bogus: 1\n",
+		   "t.yaml:5:20: transport.queue_depth must be an integer 1..4096, "
+		   "got '0'");
+	/* keys of transport checked out of their order in the file */
+	expect_err(M "    transport:\n      zero_copy: maybe\n      queue_depth: 0\n"
+		   "      mode: ring\n",
+		   "t.yaml:5:18: transport.zero_copy must be one of auto, on, off, "
+		   "got 'maybe'");
+	/* bufpool's unknown key before a later bad transport value, an
+	 * unknown transport key after both and an unknown mount key */
+	expect_err(M "    transport:\n      bufpool: { mode: on, sizee: 1 }\n"
+		   "      queue_depth: 0\n      zero_copy: maybe\n      nope: 1\n"
+		   "    bogus: 1\n",
+		   "t.yaml:5:28: unknown key 'sizee' in transport.bufpool (expected "
+		   "one of: mode, size, registered)");
+	/* transport before options and mount_options in the file */
+	expect_err("mounts:\n  - transport: { mode: x }\n    mountpoint: /mnt/a\n"
+		   "    plugin: memfs\n    mount_options: [nope]\n"
+		   "    options: { 9x: 1 }\n",
+		   "t.yaml:2:24: transport.mode must be one of auto, uring, devfuse, "
+		   "got 'x'");
+	/* an unknown key of the mount before a bad mountpoint value */
+	expect_err("mounts:\n  - bogus: 1\n    mountpoint: [a]\n    plugin: memfs\n",
+		   "t.yaml:2:5: unknown key 'bogus' in mount (expected one of: "
+		   "mountpoint, plugin, options, mount_options, transport)");
+	/* a misspelt required key: the misspelling, not "missing" at the
+	 * entry's start */
+	expect_err("mounts:\n  - mountpoint: /mnt/a\n    plugni: memfs\n",
+		   "t.yaml:3:5: unknown key 'plugni' in mount (expected one of: "
+		   "mountpoint, plugin, options, mount_options, transport)");
+	expect_err("mount:\n  - mountpoint: /mnt/a\n    plugin: memfs\n",
+		   "t.yaml:1:1: unknown key 'mount' at top level (expected one of: "
+		   "mounts)");
+	/* a duplicate key after a bad value */
+	expect_err(M "    transport: { queue_depth: 0, mode: uring, mode: devfuse }\n",
+		   "t.yaml:4:31: transport.queue_depth must be an integer 1..4096, "
+		   "got '0'");
+	/* a bad key of a later mount comes after every error of an earlier */
+	expect_err(M "    transport: { poll_us: 2000 }\n"
+		   "  - mountpoint: /mnt/b\n    plugin: memfs\n    bogus: 1\n",
+		   "t.yaml:4:27: transport.poll_us must be an integer 0..1000 "
+		   "(microseconds, 0 = off), got '2000'");
+	/* still said when nothing else is wrong */
+	expect_err("mounts:\n  - mountpoint: /mnt/a\n",
+		   "t.yaml:2:5: mount 1 is missing required key 'plugin'");
+}

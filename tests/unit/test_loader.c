@@ -629,3 +629,99 @@ Test(loader, not_found_mentions_what_could_not_be_asked)
 				       "says why)"), "%s", err);
 	free(err);
 }
+
+/* ---- private copies (snapshot.c) ---- */
+
+static char copy_dir[] = "/tmp/fring-copy-XXXXXX";
+static char copy_so[PATH_MAX];
+
+static void remove_copy(void)
+{
+	unlink(copy_so);
+	rmdir(copy_dir);
+}
+
+/* Write fixture `from` into copy_so in place (same inode), as cp does. */
+static void write_in_place(const char *from)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(copy_so, "r+b");
+	char buf[65536];
+	size_t n;
+
+	cr_assert(in && out);
+	cr_assert_eq(ftruncate(fileno(out), 0), 0);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		cr_assert_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	cr_assert_eq(fclose(out), 0);
+}
+
+Test(loader, serves_a_private_copy_named_by_the_file, .fini = remove_copy)
+{
+	struct fring_loaded_plugin *a = NULL, *b = NULL, *c = NULL;
+	char *err = NULL, *want, line[4096];
+	struct stat before, after;
+	int in_memfd = 0, in_file = 0;
+	Dl_info info;
+	FILE *maps;
+
+	cr_assert_not_null(mkdtemp(copy_dir));
+	snprintf(copy_so, sizeof(copy_so), "%s/fs.so", copy_dir);
+	maps = fopen(copy_so, "wb");
+	cr_assert_not_null(maps);
+	fclose(maps);
+	write_in_place(FX "/good.so");
+	cr_assert_eq(stat(copy_so, &before), 0);
+	want = real(copy_so);
+
+	cr_assert_eq(fring_loader_open(copy_so, &host, &a, &err), 0, "%s", err);
+	cr_assert_str_eq(a->path, want);
+	/* dladdr names the file, not /proc/self/fd/N */
+	cr_assert(dladdr((void *)a->orig, &info));
+	cr_assert_str_eq(info.dli_fname, want);
+	maps = fopen("/proc/self/maps", "r");
+	while (fgets(line, sizeof(line), maps)) {
+		in_memfd |= !!strstr(line, "memfd:fring-plugin:fs.so");
+		in_file |= !!strstr(line, want);
+	}
+	fclose(maps);
+	cr_assert(in_memfd && !in_file, "mapped from the file, not a copy");
+	/* the same unchanged file again: the same copy, the same handle */
+	cr_assert_eq(fring_loader_open(copy_so, &host, &b, &err), 0, "%s", err);
+	cr_assert_eq(a->dl, b->dl);
+
+	/* rewritten in place: what was loaded is untouched */
+	write_in_place(FX "/good_older.so");
+	cr_assert_eq(stat(copy_so, &after), 0);
+	cr_assert_eq(before.st_ino, after.st_ino);
+	cr_assert_str_eq(a->orig->name, "good");
+	cr_assert_not_null(a->orig->ops->lookup);
+	/* and opening it again loads the new version */
+	cr_assert_eq(fring_loader_open(copy_so, &host, &c, &err), 0, "%s", err);
+	cr_assert_neq(c->dl, a->dl);
+	cr_assert_str_eq(c->desc.name, "good_older");
+	cr_assert_str_eq(c->path, want);
+	cr_assert_str_eq(a->orig->name, "good");
+	free(want);
+	drop(a);
+	drop(b);
+	drop(c);
+}
+
+Test(loader, errors_name_the_file_not_the_copy, .fini = remove_copy)
+{
+	struct fring_loaded_plugin *p = NULL;
+	char *err = NULL;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(copy_dir));
+	snprintf(copy_so, sizeof(copy_so), "%s/bad.so", copy_dir);
+	f = fopen(copy_so, "wb");
+	cr_assert_not_null(f);
+	fputs("\177ELF not really", f);
+	fclose(f);
+	cr_assert_eq(fring_loader_open(copy_so, &host, &p, &err), -ENOEXEC);
+	cr_assert_null(strstr(err, "/proc/self/fd"), "%s", err);
+	cr_assert_not_null(strstr(err, copy_so), "%s", err);
+	free(err);
+}
