@@ -91,6 +91,53 @@ int pt_make_entry(struct pt_fs *fs, struct pt_inode *parent, const char *name,
 	return 0;
 }
 
+int pt_make_tmpfile_entry(struct pt_fs *fs, int fd, int opath_fd,
+			  struct fring_entry *e)
+{
+	struct file_handle *h = NULL;
+	struct pt_inode *ino;
+	struct stat st;
+	int extra;
+
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		close(opath_fd);
+		return err;
+	}
+	if (fs->handles)
+		pt_get_handle(fs, opath_fd, &h);
+
+	pthread_mutex_lock(&fs->lock);
+	/* The inode was just made: a known one of this number is a deleted
+	 * file's, whatever its handle says. */
+	ino = pt_inode_find(fs, st.st_dev, st.st_ino);
+	if (ino && ino != &fs->root)
+		pt_inode_unhash(fs, ino);
+	ino = pt_inode_new(fs, &st);
+	if (!ino) {
+		pthread_mutex_unlock(&fs->lock);
+		free(h);
+		close(opath_fd);
+		return -ENOMEM;
+	}
+	ino->handle = h;
+	ino->tmpfile = true;
+	ino->nlookup++;
+	extra = pt_cache_pin_locked(fs, ino, opath_fd);
+	memset(e, 0, sizeof(*e));
+	e->ino = ino->nodeid;
+	e->generation = ino->generation;
+	pthread_mutex_unlock(&fs->lock);
+
+	if (extra >= 0)
+		close(extra);
+	e->entry_timeout_ns = fs->entry_timeout_ns;
+	e->attr_timeout_ns = fs->attr_timeout_ns;
+	fring_attr_from_stat(&st, &e->attr);
+	return 0;
+}
+
 int pt_lookup_at(struct pt_fs *fs, struct pt_ref *parent, const char *name,
 		 struct fring_entry *e)
 {

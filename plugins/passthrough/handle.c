@@ -79,6 +79,22 @@ int pt_cache_offer_locked(struct pt_fs *fs, struct pt_inode *ino, int fd)
 	return extra;
 }
 
+/* An O_TMPFILE inode has no name to be reopened by in path mode, and a
+ * file system need not decode a handle of an inode with no links: keep its O_PATH fd outside the LRU until the inode is freed.
+ * Counted in pinned_count, but not bounded by it: the kernel holds one
+ * lookup per such file it still uses, each for an open file or a name. */
+int pt_cache_pin_locked(struct pt_fs *fs, struct pt_inode *ino, int fd)
+{
+	int extra = cache_install(fs, ino, fd);
+
+	if (ino->fd >= 0 && !ino->pinned && ino != &fs->root) {
+		pt_lru_remove(fs, ino);
+		ino->pinned = true;
+		fs->pinned_count++;
+	}
+	return extra;
+}
+
 void pt_pin(struct pt_fs *fs, struct pt_inode *ino)
 {
 	pthread_mutex_lock(&fs->lock);
@@ -87,6 +103,27 @@ void pt_pin(struct pt_fs *fs, struct pt_inode *ino)
 		pt_lru_remove(fs, ino);
 		ino->pinned = true;
 		fs->pinned_count++;
+	}
+	pthread_mutex_unlock(&fs->lock);
+}
+
+void pt_tmpfile_named(struct pt_fs *fs, uint64_t nodeid)
+{
+	struct pt_inode *ino;
+
+	pthread_mutex_lock(&fs->lock);
+	ino = pt_inode_by_id(fs, nodeid);
+	/* Reopenable now by its handle, or in path mode by the name LINK
+	 * just recorded (no name: keep the pin, the fd is all there is). */
+	if (ino && ino->tmpfile && (ino->handle || ino->parent)) {
+		ino->tmpfile = false;
+		if (ino->pinned) {
+			ino->pinned = false;
+			fs->pinned_count--;
+			lru_push(fs, ino);
+			if (!ino->fd_users)
+				lru_evict(fs);
+		}
 	}
 	pthread_mutex_unlock(&fs->lock);
 }

@@ -1,6 +1,7 @@
 /*
- * Operations that create names: mknod, mkdir, symlink, create, link. New
- * inodes are made with the caller's fsuid/fsgid so they belong to it.
+ * Operations that create names: mknod, mkdir, symlink, create, tmpfile,
+ * link. New inodes are made with the caller's fsuid/fsgid so they belong
+ * to it.
  */
 #include "pt.h"
 
@@ -183,6 +184,58 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 	}
 }
 
+/* O_TMPFILE (FUSE_TMPFILE, Linux 6.1+): an unnamed file in the backing
+ * directory, made as the caller like create's. Its inode has no name to
+ * be found again by, so it keeps an O_PATH fd pinned (pt_cache_pin_locked)
+ * until LINK gives it one or the kernel forgets it (last close). */
+void pt_tmpfile(void *inst, fring_req *r, const struct fring_make_args *a)
+{
+	struct pt_fs *fs = inst;
+	struct fring_open_out o;
+	struct pt_creds cr;
+	struct fring_entry e;
+	struct pt_ref p;
+	char proc[32];
+	int err = pt_ref_get(fs, a->parent, &p);
+	int fd, opath;
+
+	if (err) {
+		fring_host->reply_err(r, err);
+		return;
+	}
+	pt_creds_enter(r, &cr);
+	/* a->flags hold O_TMPFILE already; O_EXCL (never linkable) is kept
+	 * for the backing file too. "." of an O_PATH directory fd is fine. */
+	fd = openat(p.fd, ".", (pt_open_flags(fs, a->flags) & ~O_CREAT) |
+				       O_TMPFILE, a->mode & 07777);
+	err = fd < 0 ? -errno : 0;
+	pt_creds_leave(&cr);
+	pt_ref_put(fs, &p);
+	if (err) {
+		/* A backing file system without O_TMPFILE: say so as the
+		 * kernel does for a local one. */
+		fring_host->reply_err(r, err == -EISDIR ? -EOPNOTSUPP : err);
+		return;
+	}
+	fix_mode(fs, fd, false, a->mode);
+	pt_proc_path(proc, fd);
+	opath = open(proc, O_PATH | O_CLOEXEC);
+	err = opath < 0 ? -errno : pt_make_tmpfile_entry(fs, fd, opath, &e);
+	if (err) {
+		close(fd);
+		fring_host->reply_err(r, err);
+		return;
+	}
+	pt_open_out(fs, a->flags, fd, &o);
+	pt_backing_attach(fs, e.ino, &o);
+	pt_open_zero_copy(fs, true, fd, &o);
+	if (fring_host->reply_create(r, &e, &o) < 0) {
+		pt_backing_detach(fs, e.ino, o.fh);
+		close(fd);
+		pt_forget_one(fs, e.ino, 1);
+	}
+}
+
 /* A hard link creates no inode, so it runs as root: linkat(AT_EMPTY_PATH)
  * needs CAP_DAC_READ_SEARCH; the /proc form is the fallback. */
 void pt_link(void *inst, fring_req *r, const struct fring_link_args *a)
@@ -219,6 +272,8 @@ void pt_link(void *inst, fring_req *r, const struct fring_link_args *a)
 	}
 	pt_ref_put(fs, &p);
 	pt_ref_put(fs, &n);
+	if (!err && e.ino == a->nodeid)
+		pt_tmpfile_named(fs, e.ino); /* an O_TMPFILE file linked in */
 	if (err)
 		fring_host->reply_err(r, err);
 	else if (fring_host->reply_entry(r, &e) < 0)

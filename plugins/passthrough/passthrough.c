@@ -335,6 +335,7 @@ const struct fring_fs_ops pt_ops = {
 	.fallocate = pt_fallocate,
 	.lseek = pt_lseek,
 	.copy_file_range = pt_copy_file_range,
+	.tmpfile = pt_tmpfile,
 };
 
 static struct fring_plugin pt_plugin = {

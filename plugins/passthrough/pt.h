@@ -37,6 +37,7 @@ struct pt_inode {
 	int fd;
 	uint32_t fd_users;  /* ops using fd right now: not evictable */
 	bool pinned;        /* fd kept outside the LRU (unlinked, path mode) */
+	bool tmpfile;       /* O_TMPFILE not linked yet: pinned for that */
 	struct pt_inode *lru_prev, *lru_next;
 
 	/* Kernel passthrough (backing.c): the registered backing file and
@@ -123,8 +124,12 @@ int pt_ref_get_inode(struct pt_fs *fs, struct pt_inode *ino,
 void pt_ref_put(struct pt_fs *fs, struct pt_ref *ref);
 /* Lock held; returns an fd the caller closes after unlocking, or -1. */
 int pt_cache_offer_locked(struct pt_fs *fs, struct pt_inode *ino, int fd);
+/* Lock held: the same, and keep fd pinned outside the LRU (tmpfile). */
+int pt_cache_pin_locked(struct pt_fs *fs, struct pt_inode *ino, int fd);
 void pt_lru_remove(struct pt_fs *fs, struct pt_inode *ino);
 void pt_pin(struct pt_fs *fs, struct pt_inode *ino);
+/* A tmpfile inode got a name (LINK): its fd goes back to the LRU. */
+void pt_tmpfile_named(struct pt_fs *fs, uint64_t nodeid);
 int pt_get_handle(struct pt_fs *fs, int fd, struct file_handle **out);
 int pt_probe_handles(struct pt_fs *fs);
 
@@ -133,6 +138,10 @@ int pt_probe_handles(struct pt_fs *fs);
  * by the caller). */
 int pt_make_entry(struct pt_fs *fs, struct pt_inode *parent, const char *name,
 		  int fd, bool opath, struct fring_entry *e);
+/* The entry of a new O_TMPFILE inode: no name; fd is the open file (kept
+ * by the caller), opath_fd an O_PATH of it (consumed, pinned). */
+int pt_make_tmpfile_entry(struct pt_fs *fs, int fd, int opath_fd,
+			  struct fring_entry *e);
 int pt_lookup_at(struct pt_fs *fs, struct pt_ref *parent, const char *name,
 		 struct fring_entry *e);
 int pt_stat_ref(struct pt_ref *ref, struct stat *st);
@@ -204,6 +213,7 @@ PT_OP(mknod, fring_make_args);
 PT_OP(mkdir, fring_make_args);
 PT_OP(symlink, fring_make_args);
 PT_OP(create, fring_make_args);
+PT_OP(tmpfile, fring_make_args);
 PT_OP(link, fring_link_args);
 PT_OP(unlink, fring_name_args);
 PT_OP(rmdir, fring_name_args);

@@ -999,3 +999,134 @@ Test(paths, stress, .init = start_tiny_paths, .fini = stop)
 {
 	stress();
 }
+
+/* ---- O_TMPFILE (FUSE_TMPFILE) ---- */
+
+static int tmpfile_(uint64_t parent, uint32_t flags, uint64_t *fh,
+		    struct fring_entry *e)
+{
+	/* The kernel names the unborn dentry "/". */
+	struct fring_make_args a = make(parent, "/", S_IFREG | 0640,
+					flags | O_TMPFILE);
+
+	O->tmpfile(inst, req(), &a);
+	if (R.kind == K_ERR)
+		return R.err;
+	cr_assert_eq(R.kind, K_CREATE);
+	*fh = R.o.fh;
+	*e = R.e;
+	return 0;
+}
+
+static int link_(uint64_t nodeid, uint64_t newparent, const char *name,
+		 struct fring_entry *e)
+{
+	struct fring_link_args la = { sizeof(la), (uint32_t)strlen(name),
+				      nodeid, newparent, name };
+
+	O->link(inst, req(), &la);
+	if (R.kind == K_ERR)
+		return R.err;
+	cr_assert_eq(R.kind, K_ENTRY);
+	*e = R.e;
+	return 0;
+}
+
+/* An unnamed inode stays reachable by nodeid however small the fd cache
+ * (path mode has no name to reopen it by), gets a name by LINK, and
+ * leaves no descriptor behind once released and forgotten. */
+static void tmpfile_body(void)
+{
+	struct fring_entry e, d, n = { 0 }, x;
+	struct fring_attr attr;
+	uint64_t fh, others[12];
+	char p[512], buf[32] = { 0 };
+	int base = count_fds(), fd;
+	DIR *dir;
+	struct dirent *de;
+
+	cr_assert_eq(mkdir_(ROOT, "sub", &d), 0);
+	cr_assert_eq(tmpfile_(d.ino, O_RDWR, &fh, &e), 0);
+	cr_assert(S_ISREG(e.attr.mode));
+	cr_assert_eq(e.attr.mode & 07777, 0640);
+	cr_assert_eq(e.attr.nlink, 0);
+	cr_assert_neq(e.ino, ROOT);
+	write_str(fh, "unnamed data", 0);
+	cr_assert_str_eq(read_str(fh, 64, 0), "unnamed data");
+	/* Nothing appeared in the backing directory. */
+	snprintf(p, sizeof(p), "%s/sub", src);
+	dir = opendir(p);
+	while ((de = readdir(dir)))
+		cr_assert(de->d_name[0] == '.', "backing dir has %s", de->d_name);
+	closedir(dir);
+
+	/* Fill the 4-entry cache many times over with other inodes, all
+	 * still known: an unpinned descriptor would be evicted. */
+	for (int i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "other%d", i);
+		put_file(name, "o");
+		cr_assert_eq(lookup(ROOT, name, &x), 0);
+		others[i] = x.ino;
+	}
+	cr_assert_eq(getattr(e.ino, 0, &attr), 0, "unnamed inode lost");
+	cr_assert_eq(attr.size, 12);
+	for (int i = 0; i < 12; i++)
+		forget(others[i], 1);
+
+	cr_assert_eq(link_(e.ino, d.ino, "named", &n), 0);
+	cr_assert_eq(n.ino, e.ino, "the link names the same node");
+	cr_assert_eq(n.generation, e.generation);
+	cr_assert_eq(n.attr.nlink, 1);
+	snprintf(p, sizeof(p), "%s/sub/named", src);
+	fd = open(p, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(read(fd, buf, sizeof(buf) - 1), 12);
+	close(fd);
+	cr_assert_str_eq(buf, "unnamed data");
+	/* Named now: it may leave the cache and be reopened. */
+	for (int i = 0; i < 12; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "other%d", i);
+		cr_assert_eq(lookup(ROOT, name, &x), 0);
+		cr_assert_eq(getattr(x.ino, 0, &attr), 0);
+		forget(x.ino, 1);
+	}
+	cr_assert_eq(getattr(e.ino, 0, &attr), 0);
+	cr_assert_eq(attr.nlink, 1);
+	release(e.ino, fh);
+	forget(e.ino, 2);
+
+	/* One never named: gone with its last reference, fd included. */
+	cr_assert_eq(tmpfile_(ROOT, O_WRONLY, &fh, &e), 0);
+	write_str(fh, "x", 0);
+	release(e.ino, fh);
+	forget(e.ino, 1);
+	cr_assert_eq(getattr(e.ino, 0, &attr), -ESTALE);
+	forget(d.ino, 1);
+	cr_assert_leq(count_fds(), base + 1, "descriptors left behind");
+}
+
+Test(handles, tmpfile, .init = start_tiny_handles, .fini = stop)
+{
+	tmpfile_body();
+}
+
+Test(paths, tmpfile, .init = start_tiny_paths, .fini = stop)
+{
+	tmpfile_body();
+}
+
+/* Locks stay the kernel's (README "Locks"): without these ops the host
+ * negotiates neither POSIX_LOCKS nor FLOCK_LOCKS, so the kernel keeps
+ * them per mount. Serving some but not all would be worse than none. */
+Test(options, locks_are_kernel_local)
+{
+	load();
+	cr_assert_not_null(O->tmpfile);
+	cr_assert_null(O->getlk);
+	cr_assert_null(O->setlk);
+	cr_assert_null(O->flock);
+}
