@@ -2,6 +2,7 @@
  * table and the CLI. Parsed by hand: strtoull would accept leading
  * whitespace and silently negate "-1". */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,13 +81,14 @@ int fring_parse_cpulist(const char *s, int **out)
 		char *end;
 		long a = strtol(s, &end, 10), b;
 
-		if (end == s || a < 0)
+		/* Ids are ints: past INT_MAX, b - a + 1 would overflow too. */
+		if (end == s || a < 0 || a > INT_MAX)
 			goto bad;
 		b = a;
 		s = end;
 		if (*s == '-') {
 			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a)
+			if (end == s + 1 || b < a || b > INT_MAX)
 				goto bad;
 			s = end;
 		}

@@ -60,6 +60,10 @@ struct copy {
 static struct copy *copies;
 static size_t ncopies;
 static pthread_mutex_t copies_lock = PTHREAD_MUTEX_INITIALIZER;
+/* glibc's own l_name strings we replaced: kept, not freed, since another
+ * thread may be reading one (dl_iterate_phdr, dladdr) without our lock. */
+static char **kept_names;
+static size_t nkept;
 static int fallback_logged;
 
 static int same_version(const struct copy *c, const struct stat *st)
@@ -237,15 +241,25 @@ const char *fring_loader_copy_origin(const char *file)
 void fring_loader_name_copy(void *dl, const char *file, const char *orig)
 {
 	struct link_map *lm = NULL;
-	char *name;
+	char *name, **grown;
 
 	if (!orig || !strcmp(file, orig) ||
 	    dlinfo(dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name ||
 	    strcmp(lm->l_name, file))
 		return; /* not a copy, or named already */
 	name = strdup(orig);
-	if (name)
-		lm->l_name = name; /* glibc's string stays: the .so never goes */
+	if (!name)
+		return;
+	pthread_mutex_lock(&copies_lock);
+	grown = realloc(kept_names, (nkept + 1) * sizeof(*kept_names));
+	if (grown) {
+		kept_names = grown;
+		kept_names[nkept++] = lm->l_name;
+		lm->l_name = name; /* glibc frees it at dlclose */
+	} else {
+		free(name);
+	}
+	pthread_mutex_unlock(&copies_lock);
 }
 
 /* ---- $ORIGIN ---- */
