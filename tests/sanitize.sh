@@ -111,7 +111,7 @@ fuzz_run() {
 	if ! CC=$cc cmake -S "$src" -B "$fuzz" -G Ninja -DFRING_FUZZ=ON \
 		-DFRING_SANITIZE=ON -DFRING_FUZZ_TIME="${FRING_FUZZ_TIME:-60}" \
 		>"$logs/fuzz-configure.log" 2>&1 ||
-	   ! nice cmake --build "$fuzz" -j "$jobs" --target fuzz_decode fuzz_config \
+	   ! nice cmake --build "$fuzz" -j "$jobs" --target fuzz_decode fuzz_config fuzz_ring \
 		>"$logs/fuzz-build.log" 2>&1; then
 		tail -n 30 "$logs"/fuzz-*.log
 		fail "fuzz build"
@@ -194,8 +194,10 @@ if ((asan_ok)); then
 	want valgrind && { valgrind_run "$jobs" & }
 	# Not the binding tests: Python cannot load the ASan libfring.so (the
 	# ASan runtime must come first), an embedded interpreter "leaks" by
-	# design at exit, and the Rust code is not instrumented anyway.
-	asan_tests mount -R "${FRING_SAN_MOUNT:-.}" -E 'mount_test_(python|rust)(_.*)?$'
+	# design at exit, and the Rust code is not instrumented anyway (so
+	# neither the conformance runs over the Python and Rust memfs).
+	asan_tests mount -R "${FRING_SAN_MOUNT:-.}" \
+		-E 'mount_test_(python|rust)(_.*)?$|^conformance_(py|rust)memfs$'
 
 	wait
 elif want valgrind; then

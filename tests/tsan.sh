@@ -10,7 +10,12 @@
 #          (integration/test_faults.py: interrupted, late and stale-handle
 #          replies, SIGTERM during fsync'ing writers), concurrent writers
 #          (test_fs_basic.py) and passthrough's backing I/O on the ring
-#          (test_uring.py).
+#          (test_uring.py). Not test_owner_race.py: there the call that
+#          loses reads the request's fields (opcode, length, the entry's
+#          zero-copy flag) while the winner's transport recycles them,
+#          which TSan rightly reports (core/transport/README.md, "Still
+#          racy"); its claim protocol runs here in the unit tests
+#          (test_request_claim.c's two-thread stress).
 # TSan halts at its first report (halt_on_error=1, exit code 66) and writes
 # it to a file (log_path): a test process that dies that way fails its
 # test, and every report file fails this step even when the test passed

@@ -17,6 +17,8 @@
  *         bufpool: auto|on|off or { mode: auto|on|off, size: 8MiB,
  *                  registered: true }  (Linux 7.3 buffer pools)
  *         zero_copy: auto|on|off
+ *         reduced_queues: auto|on|off (trust INIT bit 44, seed 003;
+ *                      auto: only with a protocol minor known to carry it)
  *         request_timeout: 0..65535 (seconds the kernel waits for any
  *                      reply before it aborts the connection; 0 = never;
  *                      default 300; used where INIT offers it, 7.43+)
@@ -58,6 +60,7 @@ struct fring_cfg_transport {
 	uint64_t bufpool_size;      /* bytes per queue, 0 = default */
 	int bufpool_registered;     /* default 1 */
 	enum fring_tristate zero_copy;
+	enum fring_tristate reduced_queues; /* FUSE_URING_REDUCED_Q; default auto */
 	uint32_t request_timeout; /* seconds, 0 = off */
 	uint32_t poll_us;         /* io_uring busy-poll budget, 0 = off */
 	enum fring_placement placement; /* io_uring queue threads; default auto */
@@ -69,7 +72,7 @@ struct fring_cfg_transport {
 		at_bufpool_size, at_zero_copy;
 };
 /* The transport keys that only io_uring queues use (queue_depth, bufpool,
- * zero_copy, poll_us, placement, cpus), NULL-terminated: given for a mount
+ * zero_copy, poll_us, placement, cpus, reduced_queues), NULL-terminated: given for a mount
  * served over /dev/fuse, they are unused, and fring says so at start. */
 extern const char *const fring_cfg_uring_keys[];
 #define FRING_DEFAULT_REQUEST_TIMEOUT 300

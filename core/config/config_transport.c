@@ -1,6 +1,6 @@
 /* The `transport:` section of a mount: mode, queues, queue_depth,
  * bufpool (auto|on|off or { mode, size, registered }), zero_copy,
- * request_timeout and poll_us. */
+ * reduced_queues, request_timeout and poll_us. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -9,9 +9,11 @@
 #include "config/config_internal.h"
 
 /* One pool buffer holds the largest request, max_write (1 MiB) plus
- * nothing: a pool below that holds no buffer (the kernel says -EINVAL). */
+ * nothing: a pool below that holds no buffer (the kernel says -EINVAL).
+ * The pool is one fixed buffer of the ring, and io_uring refuses a
+ * registered buffer over 1 GiB (io_uring/rsrc.c, SZ_1G: -EFAULT). */
 #define BUFPOOL_MIN (1ull << 20)
-#define BUFPOOL_MAX (4ull << 30)
+#define BUFPOOL_MAX (1ull << 30)
 
 void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 {
@@ -26,6 +28,7 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 	t->request_timeout = FRING_DEFAULT_REQUEST_TIMEOUT;
 	t->poll_us = FRING_DEFAULT_POLL_US;
 	t->placement = FRING_PLACEMENT_AUTO;
+	t->reduced_queues = FRING_AUTO;
 }
 
 /* Decimal digits only, within lo..hi. */
@@ -138,8 +141,9 @@ static void parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tr
 		if (v->type != YAML_SCALAR_NODE || fring_parse_size(cfg_scalar(v), &size) ||
 		    size < BUFPOOL_MIN || size > BUFPOOL_MAX) {
 			bad(c, v, "transport.bufpool.size",
-			    "a size 1MiB..4GiB such as 64MiB (at least one "
-			    "1MiB buffer, the largest request)");
+			    "a size 1MiB..1GiB such as 64MiB (at least one "
+			    "1MiB buffer, the largest request; io_uring "
+			    "registers at most 1GiB as one buffer)");
 		} else {
 			t->bufpool_size = size;
 			at(&t->at_bufpool_size, v);
@@ -154,14 +158,16 @@ static void parse_bufpool(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tr
 
 const char *const fring_cfg_uring_keys[] = { "queue_depth", "bufpool",
 					     "zero_copy", "poll_us",
-					     "placement", "cpus", NULL };
+					     "placement", "cpus",
+					     "reduced_queues", NULL };
 
 int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_transport *t)
 {
 	static const char *const keys[] = { "mode", "queues", "queue_depth",
 					    "bufpool", "zero_copy",
 					    "request_timeout", "poll_us",
-					    "placement", "cpus", NULL };
+					    "placement", "cpus",
+					    "reduced_queues", NULL };
 	static const char *const modes[] = { "auto", "uring", "devfuse", NULL };
 	yaml_node_t *v, *zc;
 	int rc, i;
@@ -234,6 +240,9 @@ int cfg_parse_transport(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_tran
 		else
 			at(&t->at_zero_copy, zc);
 	}
+	if ((v = cfg_get(c, n, "reduced_queues", NULL)) &&
+	    parse_tristate(v, &t->reduced_queues))
+		bad(c, v, "transport.reduced_queues", "one of auto, on, off");
 	/* What no kernel can serve is a config error (fring check sees it). */
 	if ((v = cfg_get(c, n, "bufpool", NULL)) && t->bufpool == FRING_ON &&
 	    t->mode == FRING_MODE_DEVFUSE)

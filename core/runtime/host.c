@@ -484,8 +484,20 @@ static int32_t h_reply_dir(fring_req *h)
 
 /* ---- data-path services (ABI 1.1) ---- */
 
-static int32_t h_req_read_fd(fring_req *h, int32_t fd, uint64_t offset,
-			     uint32_t len, uint32_t flags)
+/* A refusal of req_read_fd / req_write_fd (-EINVAL) was decided on the
+ * request's fields, read before any claim: if another thread answered
+ * while they were read (the entry may already hold the next request, its
+ * fields cleared before its generation is), the caller's answer is
+ * -EALREADY, as for any answered request (tests/vm/test_owner_race.py saw
+ * -EINVAL there, once while the request was stale, once while the reply
+ * still showed the old generation). */
+static int32_t stale_refusal(fring_req *h, int32_t ret)
+{
+	return ret == -EINVAL && h && !fring_req_pending(h) ? -EALREADY : ret;
+}
+
+static int32_t req_read_fd(fring_req *h, int32_t fd, uint64_t offset,
+			   uint32_t len, uint32_t flags)
 {
 	int ret;
 
@@ -506,8 +518,14 @@ static int32_t h_req_read_fd(fring_req *h, int32_t fd, uint64_t offset,
 	return 0;
 }
 
-static int32_t h_req_write_fd(fring_req *h, int32_t fd, uint64_t offset,
-			      uint32_t flags)
+static int32_t h_req_read_fd(fring_req *h, int32_t fd, uint64_t offset,
+			     uint32_t len, uint32_t flags)
+{
+	return stale_refusal(h, req_read_fd(h, fd, offset, len, flags));
+}
+
+static int32_t req_write_fd(fring_req *h, int32_t fd, uint64_t offset,
+			    uint32_t flags)
 {
 	int ret;
 
@@ -526,6 +544,12 @@ static int32_t h_req_write_fd(fring_req *h, int32_t fd, uint64_t offset,
 		return ret;
 	fring_req_write_fd_sync(r, fd, offset);
 	return 0;
+}
+
+static int32_t h_req_write_fd(fring_req *h, int32_t fd, uint64_t offset,
+			      uint32_t flags)
+{
+	return stale_refusal(h, req_write_fd(h, fd, offset, flags));
 }
 
 static void h_mount_request_shutdown(fring_mount *m)

@@ -81,6 +81,13 @@ static inline uint32_t fring_req_hgen(const fring_req *h)
 }
 
 struct fring_req {
+	/* The transport's identity of this request memory, the same for every
+	 * request it holds: fring_req_init (and fring_req_set_owner /
+	 * fring_req_set_fd_hooks) store a field only where it differs, so a
+	 * late caller on another thread (a reply that lost, a stale handle)
+	 * that reads them while the memory is recycled never sees them
+	 * cleared or written (tests/integration/test_owner_race.py saw a
+	 * NULL dx there under ASan). */
 	struct fring_dispatch *dx;
 	fring_send_fn send;
 	fring_release_fn release;
@@ -92,6 +99,15 @@ struct fring_req {
 	 * the runtime may answer for the plugin (interrupt deadline). */
 	int fd;
 	uint32_t queue;  /* worker / queue index, for req_ctx */
+	/* Owners (ring requests; NULL owner: any thread, no references).
+	 * The owning queue thread may claim with a plain store where the
+	 * transport allows it (fring_req_claim_owner); every other thread
+	 * holds a reference in xrefs from its claim until it hands the
+	 * request back (fring_req_xref_put), so the owner, before it commits
+	 * or frees, sees a caller still inside and waits for it. */
+	const void *owner;
+
+	/* From here to state: this request's own, zeroed by fring_req_init. */
 	/* Zero-copied READ/WRITE (io_uring, Linux 7.3): the data sits in the
 	 * client's pages, reachable only by the transport's read_fd/write_fd
 	 * hooks. Set by the transport after fring_req_init. */
@@ -104,7 +120,6 @@ struct fring_req {
 	uint32_t in_len; /* fuse_in_header.len, for messages */
 	struct fring_decoded d;
 
-	atomic_uint state;      /* generation << 8 | FRING_REQ_* */
 	atomic_int interrupted; /* set by INTERRUPT */
 	int tracked;            /* in the in-flight table, counted outstanding */
 	struct fring_req *hnext;
@@ -118,16 +133,19 @@ struct fring_req {
 	int dir_malloced;
 	int dir_refused; /* an entry was refused (entry_check.h): reply EIO */
 
-	/* Owners (ring requests; NULL owner: any thread, no references).
-	 * The owning queue thread may claim with a plain store where the
-	 * transport allows it (fring_req_claim_owner); every other thread
-	 * holds a reference in xrefs from its claim until it hands the
-	 * request back (fring_req_xref_put), so the owner, before it commits
-	 * or frees, sees a caller still inside and waits for it. Not cleared
-	 * by fring_req_init: a late caller may still hold one. */
-	const void *owner;
-	int claim_rmw; /* the claim took an atomic read-modify-write (stats) */
-	atomic_int xrefs;
+	/* The winning claim took an atomic read-modify-write (stats); written
+	 * by the winner only, 0 after fring_req_init. */
+	int claim_rmw;
+
+	/* From here on: never cleared by fring_req_init, only written
+	 * atomically, because a late caller (a stale handle, an off-thread
+	 * claim that lost) may read them while the request is recycled. */
+	atomic_uint state;      /* generation << 8 | FRING_REQ_* */
+	/* The generation the owner claimed through its fast path (a plain
+	 * store, fring_req_claim_owner), which an off-thread claim checks
+	 * after taking its reference. Stale values name an older generation. */
+	atomic_uint oclaim;
+	atomic_int xrefs;       /* off-thread callers inside (see above) */
 };
 
 /* The transport identity of the calling thread (its queue thread object),
@@ -139,16 +157,27 @@ extern __thread const void *fring_req_thread;
  * if a reference was dropped. */
 int fring_req_xref_put(struct fring_req *r);
 
-/* Claim on the owner thread without an atomic read-modify-write. Only for
- * a transport that (1) calls it on r's owner thread, (2) separates this
- * claim from r's commit by a full barrier (a system call) and (3) checks
- * xrefs before committing. Falls back to fring_req_claim otherwise.
- * Same results as fring_req_claim. */
+/* Claim on the owner thread without an atomic read-modify-write: a plain
+ * store, one full fence and a load (request.c, "The owner's fast path",
+ * has the argument). Only for a transport that calls it on r's owner
+ * thread, whose other claimants all go through fring_req_claim (so hold
+ * a reference; the runtime's interrupt expiry never claims a request with
+ * an owner, those have fd < 0), and that waits for xrefs to drop to 0
+ * before it commits or recycles r (owner_commit_check in uring_serve.c).
+ * Falls back to fring_req_claim otherwise. Same results as
+ * fring_req_claim. */
 int fring_req_claim_owner(fring_req *h);
 
 void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 		    fring_send_fn send, fring_release_fn release, void *tdata,
 		    int fd, uint32_t queue);
+
+/* The rest of r's identity (see struct fring_req), after fring_req_init:
+ * its owning thread, and the transport's req_read_fd / req_write_fd
+ * hooks. Stored only where they differ. */
+void fring_req_set_owner(struct fring_req *r, const void *owner);
+void fring_req_set_fd_hooks(struct fring_req *r, fring_read_fd_fn read_fd,
+			    fring_write_fd_fn write_fd);
 
 /* Enter the request in the in-flight table and the outstanding count; done
  * by dispatch before the plugin sees it. */
@@ -160,6 +189,11 @@ fring_req *fring_req_handle(struct fring_req *r);
 /* The request behind handle h (tagged or not), or NULL if h is stale: its
  * request was answered and the memory now holds another one (logged). */
 struct fring_req *fring_req_get(fring_req *h);
+
+/* 1 if h's request still waits for its reply (its generation, PENDING),
+ * 0 once answered or recycled. Not logged: for deciding after the fact
+ * whether a refusal read fields another thread's reply was changing. */
+int fring_req_pending(fring_req *h);
 
 /* Claim the single reply through handle h (tagged, or a plain pointer from
  * the runtime itself). 0, or -EALREADY (logged) if already answered or h is

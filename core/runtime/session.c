@@ -385,6 +385,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		.bufpool_size = s->transport.bufpool_size,
 		.bufpool_registered = s->transport.bufpool_registered,
 		.zero_copy = s->transport.zero_copy,
+		.reduced_queues = s->transport.reduced_queues,
 		.placement = (int)s->transport.placement,
 		.cpus = s->transport.cpus,
 	};

@@ -329,6 +329,32 @@ static void place(struct fring_cfg_at *at, const struct fring_cfg_at *a,
 	*at = a && a->line ? *a : b && b->line ? *b : c ? *c : *at;
 }
 
+/* The busiest queue thread's fixed-buffer table and SQ (uring_table_fit),
+ * as fring_uring_setup checks them before any thread starts. */
+static int table_refuses(const struct fring_cfg_transport *t,
+			 const struct fring_kernel_facts *k, char *why,
+			 size_t len, struct fring_cfg_at *at)
+{
+	uint32_t depth = t->queue_depth ? t->queue_depth : FRING_URING_DEFAULT_DEPTH;
+	uint32_t payload = payload_size();
+	int pool = pool_bufs(t, k, payload) != 0;
+	int zc = pool && t->zero_copy != FRING_OFF && k->cap_sys_admin;
+	char reason[256];
+
+	if (!k->busiest || !uring_used(t, k) ||
+	    !uring_table_fit(k->busiest, depth, payload, pool, t->zero_copy, &zc,
+			     reason, sizeof(reason)))
+		return 0;
+	if (zc && t->zero_copy == FRING_ON)
+		snprintf(why, len, "transport.zero_copy on: %s", reason);
+	else
+		snprintf(why, len, "transport uring: io_uring unavailable: ring "
+			 "setup failed: %s", reason);
+	place(at, &t->at_queue_depth,
+	      t->zero_copy == FRING_ON ? &t->at_zero_copy : NULL, &t->at_section);
+	return -E2BIG;
+}
+
 int fring_kernel_refuses(const struct fring_cfg_transport *t,
 			 const struct fring_kernel_facts *k, char *why,
 			 size_t len, struct fring_cfg_at *at)
@@ -340,8 +366,10 @@ int fring_kernel_refuses(const struct fring_cfg_transport *t,
 
 	at->line = at->column = 0;
 	/* devfuse with bufpool or zero_copy on is a config error already. */
-	if (!must || t->mode == FRING_MODE_DEVFUSE || !offered(k))
+	if (!must || t->mode == FRING_MODE_DEVFUSE)
 		return 0;
+	if (!offered(k))
+		return table_refuses(t, k, why, len, at);
 	/* The order and words of the INIT hook and fring_uring_setup. */
 	no = fring_uring_unavailable(k->offer->capable, k->offer->minor, reason,
 				     sizeof(reason));
@@ -371,7 +399,7 @@ int fring_kernel_refuses(const struct fring_cfg_transport *t,
 			return -EOPNOTSUPP;
 		}
 	}
-	return 0;
+	return table_refuses(t, k, why, len, at);
 }
 
 static uint64_t mem_total(void)
@@ -402,7 +430,7 @@ static int linux_7_3(void)
 void fring_kernel_facts_get(const struct fring_cfg_transport *t,
 			    struct fring_kernel_facts *k)
 {
-	int n = fring_uring_possible_cpus();
+	int n = fring_uring_possible_cpus(), reduced = 0;
 	char what[96];
 
 	memset(k, 0, sizeof(*k));
@@ -418,13 +446,23 @@ void fring_kernel_facts_get(const struct fring_cfg_transport *t,
 	if (t->mode == FRING_MODE_URING || t->bufpool == FRING_ON ||
 	    t->zero_copy == FRING_ON) {
 		k->offer = fring_kernel_offer();
-		return;
+	} else {
+		k->pools_likely = 0; /* the most it can pin */
+		if (fring_kernel_pinned(t, k, what, sizeof(what)) >
+		    fring_kernel_pinned_threshold(k->mem_total))
+			k->offer = fring_kernel_offer();
+		k->pools_likely = linux_7_3();
 	}
-	k->pools_likely = 0; /* the most it can pin */
-	if (fring_kernel_pinned(t, k, what, sizeof(what)) >
-	    fring_kernel_pinned_threshold(k->mem_total))
-		k->offer = fring_kernel_offer();
-	k->pools_likely = linux_7_3();
+	/* The layout on this machine (reduced queues: a thread each). */
+	if (offered(k)) {
+		char why[160];
+
+		reduced = fring_uring_reduced_queues(t->reduced_queues,
+						     k->offer->capable,
+						     k->offer->minor, why,
+						     sizeof(why));
+	}
+	k->busiest = uring_layout_busiest(t->queues, t->cpus, reduced);
 }
 
 static void human(uint64_t b, char *buf, size_t len)

@@ -31,6 +31,7 @@ struct fring_kernel_facts {
 	int pools_likely;    /* without an offer: Linux 7.3 or later */
 	int cap_sys_admin;   /* in the effective set (zero-copy) */
 	uint32_t qids;       /* kernel queues: the possible CPUs */
+	uint32_t busiest;    /* qids of the busiest queue thread, 0 unknown */
 	uint64_t mem_total;  /* bytes of RAM, 0 if unknown */
 };
 

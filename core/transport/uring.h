@@ -57,7 +57,12 @@ struct fring_uring_params {
 	int zero_copy;              /* transport.zero_copy: FRING_AUTO/ON/OFF (uring_zc.c) */
 	int placement;              /* transport.placement: FRING_URING_PLACE_* */
 	const char *cpus;           /* transport.cpus (a CPU list), NULL: all */
-	int reduced_offered;        /* by the hook: INIT had FUSE_URING_REDUCED_Q */
+	int reduced_queues;         /* transport.reduced_queues: FRING_AUTO/ON/OFF */
+	/* By the hook, from fring_uring_reduced_queues: register reduced
+	 * queues (INIT had FUSE_URING_REDUCED_Q and reduced_queues lets fring
+	 * trust it), and why or why not (NULL: from reduced_offered alone). */
+	int reduced_offered;
+	const char *reduced_why;
 };
 
 /* Where queue threads run (place.h). AUTO moves them by load when there is
@@ -78,6 +83,17 @@ struct fring_uring_params {
  * sysctl (kernel.io_uring_disabled = 2)". */
 const char *fring_uring_unavailable(uint64_t kernel_flags, uint32_t kernel_minor,
 				    char *buf, size_t len);
+
+/* Whether fring registers reduced queues (FUSE_URING_REDUCED_Q, the
+ * provisional bit 44 of seed 003, in no released kernel): mode is
+ * transport.reduced_queues (FRING_AUTO/ON/OFF), capable and minor what
+ * INIT offers. off never; on whenever the bit is offered; auto only with
+ * the bit at a protocol minor fring knows to carry it (none yet: auto is
+ * off on 6.18 and 7.3). 1 or 0, and which applies in why ("the kernel
+ * does not offer them", "transport.reduced_queues on trusts INIT bit
+ * 44", ...). */
+int fring_uring_reduced_queues(int mode, uint64_t capable, uint32_t minor,
+			       char *why, size_t len);
 
 /* The largest request/reply body: max(8192, max_write, max_pages * 4096). */
 uint32_t fring_uring_max_payload(uint32_t max_write, uint32_t max_pages);
@@ -171,6 +187,7 @@ struct fring_uring_offer {
 	struct fring_uring_params p; /* by the session; max_write/max_pages by the hook */
 	struct fring_uring *u;       /* out: set up, to start after the reply */
 	char reason[256];            /* out: why io_uring is not used */
+	char reduced_why[160];       /* out: p.reduced_why's text */
 };
 
 /* before_reply hook (ud = struct fring_uring_offer *): devfuse mode does

@@ -81,11 +81,13 @@ int uring_pool_plan(struct fring_uring *u, const struct fring_uring_params *p,
 				  u->payload_sz);
 		return -EINVAL;
 	}
-	/* An entry holds at most one buffer; the pool length is 32 bits. */
+	/* An entry holds at most one buffer; the pool is one fixed buffer,
+	 * which io_uring takes up to 1 GiB (transport.bufpool.size is
+	 * validated to that: this only guards a larger payload). */
 	if (n > u->depth)
 		n = u->depth;
-	if (n * u->payload_sz > UINT32_MAX)
-		n = UINT32_MAX / u->payload_sz;
+	if (n * u->payload_sz > URING_MAX_BUF_BYTES)
+		n = URING_MAX_BUF_BYTES / u->payload_sz;
 	u->pool_bufs = (uint32_t)n;
 	u->pool_registered = p->bufpool_registered;
 	return 0;

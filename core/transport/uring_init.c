@@ -30,6 +30,41 @@ int fring_uring_enabled(void)
 	return c == 'Y' && uring_sysctl_disabled() < 2;
 }
 
+/* The protocol minors known to carry FUSE_URING_REDUCED_Q in bit 44:
+ * none yet (seed 003 is in no released kernel; 7.46 is Linux 7.3, where
+ * bit 44 means nothing). A kernel that ships the series at a known minor
+ * goes here, and `auto` then trusts the bit there. 0 ends the list. */
+static const uint32_t reduced_q_minors[] = { 0 };
+
+int fring_uring_reduced_queues(int mode, uint64_t capable, uint32_t minor,
+			       char *why, size_t len)
+{
+	int known = 0;
+
+	for (const uint32_t *m = reduced_q_minors; *m; m++)
+		known |= *m == minor;
+	if (mode == FRING_OFF) {
+		snprintf(why, len, "transport.reduced_queues off");
+		return 0;
+	}
+	if (!(capable & FUSE_URING_REDUCED_Q)) {
+		snprintf(why, len, "the kernel does not offer them");
+		return 0;
+	}
+	if (mode == FRING_ON) {
+		snprintf(why, len, "transport.reduced_queues on trusts INIT bit 44");
+		return 1;
+	}
+	if (known) {
+		snprintf(why, len, "FUSE 7.%u offers them in INIT bit 44", minor);
+		return 1;
+	}
+	snprintf(why, len, "INIT bit 44 is offered, but FUSE 7.%u is not known to "
+		 "mean reduced queues by it; transport.reduced_queues on trusts "
+		 "it", minor);
+	return 0;
+}
+
 int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 			  struct fuse_init_out *out, char **err)
 {
@@ -59,7 +94,10 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 		o->p.max_write = res->max_write;
 		o->p.max_pages = res->max_pages;
 		o->p.bufpool_offered = !!(res->capable & FUSE_HAS_IO_URING_BUFPOOL);
-		o->p.reduced_offered = !!(res->capable & FUSE_URING_REDUCED_Q);
+		o->p.reduced_offered = fring_uring_reduced_queues(
+			o->p.reduced_queues, res->capable, res->kernel_minor,
+			o->reduced_why, sizeof(o->reduced_why));
+		o->p.reduced_why = o->reduced_why;
 		ret = fring_uring_setup(&o->p, &o->u, &msg);
 		if (!ret)
 			atomic_store(&o->p.dx->mount.zero_copy,

@@ -203,13 +203,15 @@ struct fring_uring {
 	uint8_t *usable;               /* nr_cpus: may run queue threads */
 	int *node;                     /* nr_cpus: NUMA node of each CPU */
 	int reduced;                   /* fewer qids than CPUs registered */
-	int reduced_offered;           /* INIT offered FUSE_URING_REDUCED_Q */
+	int reduced_offered;           /* INIT offered FUSE_URING_REDUCED_Q and
+					* transport.reduced_queues trusts it */
+	char reduced_why[160];         /* which applies (the queues: line) */
 	int queues_auto;               /* transport.queues not given */
 	int cpus_set;                  /* transport.cpus given */
 	uint32_t pool_bufs;            /* buffers per qid's pool, 0: per-entry */
 	int pool_registered;           /* transport.bufpool.registered */
 	int zc;                        /* zero-copy planned (uring_zc.c) */
-	char zc_why[96];               /* why not, when zc is 0 */
+	char zc_why[256];              /* why not, when zc is 0 */
 	const char *test_fault;        /* FRING_TEST_FIXED_FAULT (tests only) */
 	uint64_t poll_ns;              /* busy-poll budget before sleeping */
 	int *cpus;                     /* possible CPU of each qid */
@@ -309,6 +311,30 @@ void uring_zc_prep_io(struct uring_ent *e, struct io_uring_sqe *sqe);
 /* The body iov a zero-copied READ's reply carries: its bytes are in the
  * client's pages already, only the count travels. */
 extern char uring_zc_body[1];
+/* io_uring's limits (io_uring/rsrc.c, io_uring.c): fixed buffers in one
+ * ring's table (IORING_MAX_REG_BUFFERS), bytes in one of them (SZ_1G),
+ * SQ entries (IORING_MAX_ENTRIES); and the SQEs a thread keeps beyond one
+ * per entry (uring_queue.c). */
+#define URING_MAX_REG_BUFFERS (1u << 14)
+#define URING_MAX_BUF_BYTES (1ull << 30)
+#define URING_MAX_ENTRIES 32768u
+#define URING_SQ_EXTRA 4u
+/* The fixed-buffer table a thread serving nq queues of depth entries
+ * registers: each queue's buffers (its pool, or its per-entry region in
+ * chunks of at most 1 GiB) and, with zc, one empty slot per entry. */
+uint64_t uring_table_slots(uint32_t nq, uint32_t depth, uint32_t payload_sz,
+			   int pool, int zc);
+/* Whether such a thread fits one ring (its table and its SQ): 0, with *zc
+ * cleared and the reason in why if only zero-copy's slots do not fit and
+ * zero_copy (transport.zero_copy) is not FRING_ON; else -E2BIG with the
+ * reason in why. */
+int uring_table_fit(uint32_t nq, uint32_t depth, uint32_t payload_sz, int pool,
+		    int zero_copy, int *zc, char *why, size_t len);
+/* uring_table_fit for the busiest thread of u's layout, before any thread
+ * starts (so before any index reaches the kernel): zero-copy turned off
+ * with a warning (auto), or -E2BIG with *err. */
+int uring_zc_fit(struct fring_uring *u, const struct fring_uring_params *p,
+		 char **err);
 /* "on (8 slots per queue)" or "off (why)". */
 void uring_zc_describe(const struct fring_uring *u, char *buf, size_t len);
 
@@ -340,6 +366,10 @@ void *uring_thread_main(void *arg);
  * transport.cpus). */
 int uring_layout(struct fring_uring *u, const struct fring_uring_params *p,
 		 char **err);
+/* The qids the busiest thread of a mount's layout on this machine would
+ * serve (transport.queues, transport.cpus; reduced: fring registers
+ * reduced queues), as uring_layout builds it; 0 if unknown. */
+uint32_t uring_layout_busiest(uint32_t queues, const char *cpus, int reduced);
 /* The CPUs t may run on: its queues' usable CPUs, else its home. */
 void uring_thread_cpus(const struct uring_thread *t, cpu_set_t *set);
 /* "2, a thread each: qid 0 on CPU 0 node 0; qid 1 on CPU 1 node 0". */

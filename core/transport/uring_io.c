@@ -136,11 +136,11 @@ int fring_uring_owns(const struct fring_req *r)
  *
  * The owner's zero-copy path (a zero-copied request whose plugin calls
  * req_read_fd / req_write_fd on the queue thread) claims with a plain
- * store (fring_req_claim_owner), moves the entry with plain stores
- * (start_io, ent_release) and commits after the fixed I/O's submission
- * (a system call) and a look at xrefs: no atomic read-modify-write for
- * the handle. Any other thread claims with a compare-and-swap while it
- * holds a reference, dropped when it hands the entry to the owner. */
+ * store and a fence (fring_req_claim_owner, where the argument is),
+ * moves the entry with plain stores (start_io, ent_release) and commits
+ * after a look at xrefs: no atomic read-modify-write for the handle. Any
+ * other thread claims with a compare-and-swap while it holds a
+ * reference, dropped when it hands the entry to the owner. */
 static int accept_io(fring_req *h, uint32_t opcode, int fd)
 {
 	struct fring_req *r = fring_req_ptr(h);
@@ -166,9 +166,10 @@ static int accept_io(fring_req *h, uint32_t opcode, int fd)
 	}
 	if (uring_self != e->th || !e->zc)
 		return fring_req_claim(h);
-	r->claim_rmw = 0;
 	ret = fring_req_claim_owner(h);
-	e->owner_claimed = !ret;
+	/* Written only by a winner: a thread that won instead reads it. */
+	if (!ret)
+		e->owner_claimed = 1;
 	return ret;
 }
 

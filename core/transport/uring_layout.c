@@ -128,6 +128,39 @@ int uring_layout(struct fring_uring *u, const struct fring_uring_params *p,
 	return u->stop_fd < 0 ? -errno : 0;
 }
 
+uint32_t uring_layout_busiest(uint32_t queues, const char *cpus, int reduced)
+{
+	struct fring_uring u = { 0 };
+	struct fring_place_plan plan;
+	struct fring_topo topo;
+	uint32_t *per = NULL, most = 0;
+	int n = fring_uring_possible_cpus();
+	char *err = NULL;
+
+	if (n <= 0 || n > 65535)
+		return 0;
+	u.nr_cpus = (uint32_t)n;
+	u.usable = calloc(u.nr_cpus, 1);
+	u.node = calloc(u.nr_cpus, sizeof(*u.node));
+	if (!u.usable || !u.node || read_usable(&u, cpus, &err))
+		goto out;
+	read_nodes(&u);
+	topo = (struct fring_topo){ u.nr_cpus, u.node, u.usable };
+	if (fring_place_plan(&topo, queues, reduced, &plan))
+		goto out;
+	per = calloc(plan.nr_threads ? plan.nr_threads : 1, sizeof(*per));
+	for (uint32_t r = 0; per && r < plan.nr_reg; r++)
+		if (++per[plan.thread_of[r]] > most)
+			most = per[plan.thread_of[r]];
+	free(per);
+	fring_place_plan_free(&plan);
+out:
+	free(err);
+	free(u.usable);
+	free(u.node);
+	return most;
+}
+
 void uring_thread_cpus(const struct uring_thread *t, cpu_set_t *set)
 {
 	CPU_ZERO(set);
@@ -165,20 +198,26 @@ void uring_layout_describe(const struct fring_uring *u, char *buf, size_t len)
 {
 	size_t n;
 
+	/* Which applies and why: reduced queues (how many registered) or
+	 * every CPU's qid (fewer would hang the kernel's I/O). */
 	if (u->reduced && !u->place.growing)
-		n = (size_t)snprintf(buf, len, "%u of %u registered (the kernel "
-				     "offers reduced queues)", u->nr_qids, u->nr_cpus);
+		n = (size_t)snprintf(buf, len, "%u of %u registered (reduced "
+				     "queues: %s)", u->nr_qids, u->nr_cpus,
+				     u->reduced_why);
 	else if (u->nr_threads < u->nr_qids)
 		n = (size_t)snprintf(buf, len, "%u, every CPU's, on %u thread%s "
-				     "(the kernel %s)", u->nr_qids, u->nr_threads,
+				     "(%s%s)", u->nr_qids, u->nr_threads,
 				     u->nr_threads == 1 ? "" : "s",
 				     u->reduced_offered
-					     ? "offers reduced queues; transport.cpus"
-					       " leaves CPUs out"
-					     : "has no reduced queues: fewer would "
-					       "hang its I/O");
+					     ? "reduced queues, but transport.cpus "
+					       "leaves CPUs out: "
+					     : "no reduced queues, fewer would hang "
+					       "the kernel's I/O: ",
+				     u->reduced_why);
 	else
-		n = (size_t)snprintf(buf, len, "%u, a thread each", u->nr_qids);
+		n = (size_t)snprintf(buf, len, "%u, a thread each (%s queues: %s)",
+				     u->nr_qids, u->reduced_offered ? "reduced"
+				     : "no reduced", u->reduced_why);
 	if (u->place.growing && n + 64 < len)
 		n += (size_t)snprintf(buf + n, len - n, " (registered as the load "
 				      "asks: see queue placement)");

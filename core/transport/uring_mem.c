@@ -23,7 +23,7 @@
 
 #include "uring_internal.h"
 
-#define FIXED_BUF_MAX (1ull << 30)
+#define FIXED_BUF_MAX URING_MAX_BUF_BYTES
 
 static size_t stride_of(uint32_t payload_sz)
 {

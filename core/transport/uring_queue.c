@@ -20,9 +20,10 @@
 #include "uring_internal.h"
 
 /* One slot per entry (an entry has at most one SQE: commit or I/O), plus
- * the wake-up and stop polls and a re-arm. */
-#define SQ_EXTRA 4
-#define SQ_MAX 32768u /* IORING_MAX_ENTRIES */
+ * the wake-up and stop polls and a re-arm; at most IORING_MAX_ENTRIES
+ * (uring_zc_fit checked that before the threads started). */
+#define SQ_EXTRA URING_SQ_EXTRA
+#define SQ_MAX URING_MAX_ENTRIES
 
 static int fail(struct uring_thread *t, int err, const char *what)
 {

@@ -186,10 +186,9 @@ void uring_ent_init_req(struct uring_ent *e)
 {
 	fring_req_init(&e->req, e->th->u->dx, ent_send, ent_release, e, -1,
 		       e->qid);
-	e->req.owner = e->th;
+	fring_req_set_owner(&e->req, e->th);
 	/* req_read_fd / req_write_fd become READ_FIXED / WRITE_FIXED. */
-	e->req.read_fd = fring_uring_read_fd;
-	e->req.write_fd = fring_uring_write_fd;
+	fring_req_set_fd_hooks(&e->req, fring_uring_read_fd, fring_uring_write_fd);
 	/* READDIR builds its listing straight in the payload buffer. */
 	e->req.scratch = e->payload;
 	e->req.scratch_cap = e->payload_cap;
@@ -205,20 +204,21 @@ struct uring_ent *uring_ent_of(struct fring_req *r)
 	return ent_of(r);
 }
 
-/* Before the owner commits a request it claimed with a plain store: a
- * caller on another thread that raced that claim (a plugin replying twice
- * at once) took its reference before it looked, and a system call (the
- * fixed I/O's submission) separates our claim from here, so it is seen
- * now; its claim fails or has failed, and it leaves at once. Wait for it
- * rather than recycle the entry under it. */
-static void owner_commit_check(struct uring_ent *e)
+/* Before the owner commits (and so lets the kernel recycle the entry): a
+ * caller on another thread whose claim lost (a plugin replying twice at
+ * once) may still be inside fring_req_claim, reading the request; it
+ * holds a reference until it leaves, which it does at once. Wait for it
+ * rather than recycle the entry under it (the acquire load orders its
+ * reads before the next request's fring_req_init). Returns 1 if it
+ * waited. A winner on another thread has handed its reference back
+ * before it handed the commit over. */
+static int callers_gone(struct uring_ent *e)
 {
-	struct uring_counters *c = &e->q->ctr;
-	int rmw = e->req.claim_rmw;
+	int waited = 0;
 
 	for (int i = 0; atomic_load_explicit(&e->req.xrefs, memory_order_acquire);
 	     i++) {
-		rmw = 1;
+		waited = 1;
 		if (i > 100000) {
 			fring_err("uring: qid %u: a caller on another thread "
 				  "holds request %llu past its commit",
@@ -227,6 +227,17 @@ static void owner_commit_check(struct uring_ent *e)
 		}
 		sched_yield();
 	}
+	return waited;
+}
+
+/* The commit of a request the owner claimed itself (uring_io.c). */
+static void owner_commit_check(struct uring_ent *e)
+{
+	struct uring_counters *c = &e->q->ctr;
+	int rmw = e->req.claim_rmw;
+
+	if (callers_gone(e))
+		rmw = 1;
 	ctr_inc(rmw ? &c->zc_owner_rmw : &c->zc_owner_plain);
 	e->owner_claimed = 0;
 }
@@ -239,6 +250,8 @@ static void run_action(struct uring_thread *t, struct uring_ent *e)
 	if (e->action == ACT_COMMIT) {
 		if (e->owner_claimed)
 			owner_commit_check(e);
+		else
+			callers_gone(e);
 		uring_pool_release(e);
 		URING_TSAN_RELEASE(t->u);
 		e->q->held--;
@@ -380,6 +393,7 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 	if (t->u->place.on)
 		uring_place_note(t->u, e->q, in.pid);
 	uring_ent_init_req(e);
+	e->owner_claimed = 0;
 	e->req.zero_copy = e->zc;
 	atomic_store_explicit(&e->state, ENT_USER, memory_order_release);
 	/* A pool request without a buffer has an empty payload; NULL would

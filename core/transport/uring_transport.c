@@ -157,6 +157,10 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	 * queues says fewer. */
 	u->nr_cpus = u->nr_qids = (uint32_t)n;
 	u->reduced_offered = p->reduced_offered;
+	snprintf(u->reduced_why, sizeof(u->reduced_why), "%s",
+		 p->reduced_why ? p->reduced_why
+		 : p->reduced_offered ? "the kernel offers them"
+				      : "the kernel does not offer them");
 	u->depth = p->queue_depth ? p->queue_depth : FRING_URING_DEFAULT_DEPTH;
 	u->poll_ns = (uint64_t)p->poll_us * 1000;
 	u->payload_sz = fring_uring_max_payload(p->max_write, p->max_pages);
@@ -180,6 +184,13 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		destroy(u);
 		return ret;
 	}
+	/* Every index fring narrows to uint16_t (buf_index, zc_slot) is below
+	 * the table's 16,384 once this holds. */
+	ret = uring_zc_fit(u, p, err);
+	if (ret) {
+		destroy(u);
+		return ret;
+	}
 	ret = uring_place_init(u, p->placement);
 	if (ret) {
 		*err = fring_strf("ring setup failed: %s", strerror(-ret));
@@ -199,7 +210,7 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	uring_zc_describe(u, desc, sizeof(desc));
 	fring_info("%s: zero-copy: %s", u->mountpoint ? u->mountpoint : "?", desc);
 	{
-		char map[512];
+		char map[768];
 
 		uring_layout_describe(u, map, sizeof(map));
 		fring_info("%s: queues: %s", u->mountpoint ? u->mountpoint : "?",

@@ -57,6 +57,70 @@ int uring_zc_plan(struct fring_uring *u, const struct fring_uring_params *p,
 	return 0;
 }
 
+uint64_t uring_table_slots(uint32_t nq, uint32_t depth, uint32_t payload_sz,
+			   int pool, int zc)
+{
+	uint32_t per_buf = uring_entries_per_buf(payload_sz);
+	uint64_t bufs = pool ? 1 : (depth + (uint64_t)per_buf - 1) / per_buf;
+
+	return (uint64_t)nq * (bufs + (zc ? depth : 0));
+}
+
+int uring_table_fit(uint32_t nq, uint32_t depth, uint32_t payload_sz, int pool,
+		    int zero_copy, int *zc, char *why, size_t len)
+{
+	uint64_t sq = (uint64_t)nq * depth + URING_SQ_EXTRA;
+	uint64_t need = uring_table_slots(nq, depth, payload_sz, pool, *zc);
+	uint64_t bare = uring_table_slots(nq, depth, payload_sz, pool, 0);
+
+	if (sq > URING_MAX_ENTRIES) {
+		snprintf(why, len, "a queue thread serving %u queues x %u entries "
+			 "needs %llu ring entries, more than io_uring's %u: lower "
+			 "transport.queue_depth or raise transport.queues", nq,
+			 depth, (unsigned long long)sq, URING_MAX_ENTRIES);
+		return -E2BIG;
+	}
+	if (need <= URING_MAX_REG_BUFFERS)
+		return 0;
+	snprintf(why, len, "a queue thread serving %u queues x %u entries needs "
+		 "%llu fixed-buffer slots%s, more than io_uring's %u: lower "
+		 "transport.queue_depth or raise transport.queues", nq, depth,
+		 (unsigned long long)need, *zc ? " (one per entry for zero-copy)"
+					       : "", URING_MAX_REG_BUFFERS);
+	if (*zc && bare <= URING_MAX_REG_BUFFERS && zero_copy != FRING_ON) {
+		*zc = 0; /* auto: serve without zero-copy, why says so */
+		return 0;
+	}
+	return -E2BIG;
+}
+
+int uring_zc_fit(struct fring_uring *u, const struct fring_uring_params *p,
+		 char **err)
+{
+	uint32_t nq = 0;
+	char why[256];
+	int zc = u->zc, ret;
+
+	for (uint32_t i = 0; i < u->nr_threads; i++)
+		if (u->threads[i].nq > nq)
+			nq = u->threads[i].nq;
+	ret = uring_table_fit(nq, u->depth, u->payload_sz, u->pool_bufs != 0,
+			      p->zero_copy, &zc, why, sizeof(why));
+	if (ret) {
+		*err = u->zc && p->zero_copy == FRING_ON
+			       ? fring_strf("transport.zero_copy on: %s", why)
+			       : fring_strf("ring setup failed: %s", why);
+		return ret;
+	}
+	if (zc != u->zc) {
+		u->zc = 0;
+		snprintf(u->zc_why, sizeof(u->zc_why), "%s", why);
+		fring_warn("%s: zero-copy turned off: %s",
+			   u->mountpoint ? u->mountpoint : "?", why);
+	}
+	return 0;
+}
+
 void uring_zc_describe(const struct fring_uring *u, char *buf, size_t len)
 {
 	if (u->zc)

@@ -7,6 +7,11 @@ under several plugin behaviours. Each file is fuzz_decode's framing
 (fuzz.h): flags, behaviour, split (LE16), scratch size (LE16), then the
 request.
 
+corpus/ring/: io_uring request arrivals for fuzz_ring (its framing is in
+fuzz_ring.c): per-entry buffers, pools, zero-copy queues, offsets inside
+and outside the pool, commit id 0, teardown results, held, stale and
+doubled replies, data-path services.
+
 corpus/config/: copies of tests/unit/config/*.yaml ("unit-*") and
 plugins/*/example.yaml ("example-*"); hand-written "extra-*" seeds are
 left alone.
@@ -162,6 +167,95 @@ def decode_seeds():
     return seeds
 
 
+# fuzz_ring.c: queue flags, behaviours, the ring entry's header buffer.
+R_POOL, R_REFUSED, R_ZC, R_PARALLEL, R_CLOSED, R_DEFAULTS = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+P_REPLY, P_ERR, P_HOLD, P_FD, P_TWICE, P_SHORT, P_BIG, P_LATE = range(8)
+RES_OK, RES_NOTCONN, RES_CANCELED = 0, 2, 3
+IN_OUT_SZ = 128      # FUSE_URING_IN_OUT_HEADER_SZ
+ENT_ZERO_COPY = 1    # FUSE_URING_ENT_ZERO_COPY
+KIB = 1024
+
+
+def ring_geo(nbufs, size_kib):
+    return (nbufs - 1) | {8: 0, 16: 1, 64: 2, 128: 3}[size_kib] << 3
+
+
+def ring_entry(op, arg, payload, ent=0, beh=P_REPLY, res=RES_OK, commit_id=None,
+               offset=0, psz=None, eflags=0, unique=None):
+    """One record: entry index, behaviour, CQE result; the header buffer
+    (in header, op args, fuse_uring_ent_in_out); the payload."""
+    hdr = header(op, 40 + len(arg) + len(payload))
+    if unique is not None:
+        hdr = hdr[:8] + q(unique) + hdr[16:]
+    hdr += bytes(IN_OUT_SZ - len(hdr))
+    arg = arg + bytes(URING_OP_IN - len(arg))
+    cid = 0x100 + ent if commit_id is None else commit_id
+    eio = q(eflags, cid) + i(len(payload) if psz is None else psz, offset) + q(0)
+    sel = ent | beh << 3 | res << 6
+    return bytes([sel]) + struct.pack("<H", len(payload)) + hdr + arg + eio + payload
+
+
+def ring_seeds():
+    seeds = {}
+    small = ring_geo(4, 8)
+    for op in (1, 3, 15, 16, 28, 2, 25, 18, 21, 44):
+        n, arg, pay = OPS[op]
+        seeds["ring-%s-entry" % n] = bytes([0, small]) + ring_entry(op, arg, pay)
+        seeds["ring-%s-pool" % n] = bytes([R_POOL, small]) + ring_entry(op, arg, pay)
+        seeds["ring-%s-pool-buf2" % n] = bytes([R_POOL, small]) + ring_entry(
+            op, arg, pay, ent=2, offset=2 * 8 * KIB)
+        seeds["ring-%s-defaults" % n] = bytes([R_POOL | R_DEFAULTS, small]) + \
+            ring_entry(op, arg, pay, beh=P_ERR)
+    read, write = OPS[15], OPS[16]
+    # The pool filled by held requests, one buffer each, then released.
+    seeds["ring-pool-full-held"] = bytes([R_POOL | R_PARALLEL, small]) + b"".join(
+        ring_entry(15, read[1], b"", ent=k, beh=P_HOLD, offset=k * 8 * KIB)
+        for k in range(4)) + ring_entry(3, OPS[3][1], b"", ent=4, beh=P_HOLD,
+                                        offset=0)
+    # Offsets the kernel never sends: inside a buffer, past the pool.
+    seeds["ring-offset-mid-buffer"] = bytes([R_POOL, small]) + ring_entry(
+        3, OPS[3][1], b"", offset=4096)
+    seeds["ring-offset-past-pool"] = bytes([R_POOL, small]) + ring_entry(
+        16, write[1], write[2], offset=4 * 8 * KIB)
+    seeds["ring-offset-huge"] = bytes([R_POOL, ring_geo(8, 128)]) + ring_entry(
+        1, b"", OPS[1][2], offset=0xFFFE0000)
+    seeds["ring-commit-id-0"] = bytes([R_POOL, small]) + ring_entry(
+        3, OPS[3][1], b"", commit_id=0) + ring_entry(3, OPS[3][1], b"", ent=1)
+    seeds["ring-teardown-results"] = bytes([0, small]) + ring_entry(
+        3, OPS[3][1], b"", res=RES_NOTCONN) + ring_entry(
+        3, OPS[3][1], b"", ent=1, res=RES_CANCELED)
+    # payload_sz past the buffer, and a payload that is not there.
+    seeds["ring-payload-sz-big"] = bytes([R_POOL, small]) + ring_entry(
+        16, write[1], write[2], psz=0xFFFFFFFF)
+    seeds["ring-payload-sz-short"] = bytes([0, small]) + ring_entry(
+        16, write[1], write[2], psz=3)
+    # Zero-copy: a READ with no buffer, a WRITE whose data is in the pages.
+    seeds["ring-zc-read"] = bytes([R_POOL | R_ZC, small]) + ring_entry(
+        15, read[1], b"", eflags=ENT_ZERO_COPY, beh=P_FD)
+    seeds["ring-zc-read-reply-data"] = bytes([R_POOL | R_ZC, small]) + ring_entry(
+        15, read[1], b"", eflags=ENT_ZERO_COPY)
+    seeds["ring-zc-write"] = bytes([R_POOL | R_ZC, small]) + ring_entry(
+        16, write[1], b"", psz=11, eflags=ENT_ZERO_COPY, beh=P_FD)
+    seeds["ring-zc-flag-copy-queue"] = bytes([R_POOL, small]) + ring_entry(
+        15, read[1], b"", eflags=ENT_ZERO_COPY, beh=P_FD)
+    # Data-path services, closed rings, replies too big, twice, stale.
+    seeds["ring-read-fd"] = bytes([R_POOL, small]) + ring_entry(15, read[1], b"", beh=P_FD)
+    seeds["ring-write-fd"] = bytes([0, small]) + ring_entry(16, write[1], write[2], beh=P_FD)
+    seeds["ring-read-fd-closed"] = bytes([R_POOL | R_CLOSED, small]) + ring_entry(
+        15, read[1], b"", beh=P_FD)
+    seeds["ring-read-big"] = bytes([R_POOL, small]) + ring_entry(15, read[1], b"", beh=P_BIG)
+    seeds["ring-read-short"] = bytes([R_POOL, small]) + ring_entry(15, read[1], b"", beh=P_SHORT)
+    seeds["ring-readdir-big"] = bytes([R_POOL, small]) + ring_entry(28, OPS[28][1], b"", beh=P_BIG)
+    seeds["ring-twice"] = bytes([R_POOL, small]) + ring_entry(3, OPS[3][1], b"", beh=P_TWICE)
+    seeds["ring-stale-reuse"] = bytes([R_POOL, small]) + ring_entry(
+        3, OPS[3][1], b"", beh=P_LATE) + ring_entry(15, read[1], b"", beh=P_HOLD)
+    seeds["ring-refused-pool"] = bytes([R_POOL | R_REFUSED, small]) + ring_entry(
+        16, write[1], write[2], offset=8 * KIB)
+    seeds["ring-reuse-entry"] = bytes([R_POOL, small]) + b"".join(
+        ring_entry(op, OPS[op][1], OPS[op][2], offset=0) for op in (1, 3, 16, 15, 2))
+    return seeds
+
+
 def write_dir(path, files, keep=lambda p: False):
     path.mkdir(parents=True, exist_ok=True)
     for old in path.iterdir():
@@ -173,14 +267,15 @@ def write_dir(path, files, keep=lambda p: False):
 
 def main():
     write_dir(HERE / "corpus" / "decode", decode_seeds())
+    write_dir(HERE / "corpus" / "ring", ring_seeds())
     configs = {"unit-" + p.name: p.read_bytes()
                for p in sorted((ROOT / "tests" / "unit" / "config").glob("*.yaml"))}
     for p in sorted(ROOT.glob("plugins/*/example.yaml")):
         configs["example-%s.yaml" % p.parent.name] = p.read_bytes()
     write_dir(HERE / "corpus" / "config", configs,
               keep=lambda p: p.name.startswith("extra-"))
-    print("corpus: %d decode seeds, %d config copies" %
-          (len(decode_seeds()), len(configs)))
+    print("corpus: %d decode seeds, %d ring seeds, %d config copies" %
+          (len(decode_seeds()), len(ring_seeds()), len(configs)))
 
 
 if __name__ == "__main__":

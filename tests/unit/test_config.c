@@ -315,9 +315,9 @@ Test(config, transport_values)
 {
 	struct fring_config *cfg = parse_ok(
 		M "    transport: { mode: devfuse, queues: 1024, queue_depth: 4096,\n"
-		"      bufpool: { size: 4GiB, registered: Yes }, zero_copy: off,\n"
+		"      bufpool: { size: 1GiB, registered: Yes }, zero_copy: off,\n"
 		"      request_timeout: 0, poll_us: 1000, placement: local,\n"
-		"      cpus: \"0-3,8\" }\n");
+		"      cpus: \"0-3,8\", reduced_queues: on }\n");
 	struct fring_cfg_transport *t = &cfg->mounts[0].transport;
 
 	cr_expect_str_eq(t->cpus, "0-3,8");
@@ -327,7 +327,8 @@ Test(config, transport_values)
 	cr_expect_eq(t->mode, FRING_MODE_DEVFUSE);
 	cr_expect_eq(t->queues, 1024);
 	cr_expect_eq(t->queue_depth, 4096);
-	cr_expect_eq(t->bufpool_size, 4ull << 30);
+	cr_expect_eq(t->bufpool_size, 1ull << 30); /* io_uring's largest buffer */
+	cr_expect_eq(t->reduced_queues, FRING_ON);
 	cr_expect_eq(t->bufpool_registered, 1);
 	cr_expect_eq(t->zero_copy, FRING_OFF);
 	cr_expect_eq(t->request_timeout, 0);
@@ -342,6 +343,14 @@ Test(config, transport_values)
 	cr_expect_eq(t->zero_copy, FRING_OFF);
 	cr_expect_eq(t->bufpool_size, 1ull << 20);
 	cr_expect_eq(t->poll_us, 0);
+	cr_expect_eq(t->reduced_queues, FRING_AUTO); /* the default */
+	fring_config_free(cfg);
+
+	cfg = parse_ok(M "    transport: { reduced_queues: off }\n");
+	cr_expect_eq(cfg->mounts[0].transport.reduced_queues, FRING_OFF);
+	fring_config_free(cfg);
+	cfg = parse_ok(M "    transport: { reduced_queues: auto }\n");
+	cr_expect_eq(cfg->mounts[0].transport.reduced_queues, FRING_AUTO);
 	fring_config_free(cfg);
 }
 
@@ -374,6 +383,10 @@ Test(config, transport_errors)
 		   "t.yaml:4:24: transport.cpus must be a CPU list such as 0-3,8, got '3-1'");
 	expect_err(M "    transport: { cpus: [0, 1] }\n",
 		   "t.yaml:4:24: transport.cpus must be a CPU list such as 0-3,8, got a sequence");
+	/* A range past INT_MAX once overflowed its length (fuzz_config). */
+	expect_err(M "    transport: { cpus: 0-9223372036854775807 }\n",
+		   "t.yaml:4:24: transport.cpus must be a CPU list such as 0-3,8, "
+		   "got '0-9223372036854775807'");
 	/* Beyond CPU_SETSIZE: no process runs there, whatever the machine. */
 	expect_err(M "    transport: { cpus: \"4000-4001\" }\n",
 		   "t.yaml:4:24: transport.cpus '4000-4001' names no CPU this process may run on");
@@ -397,11 +410,22 @@ Test(config, transport_errors)
 		   "got 'sometimes'");
 	/* A pool that holds no buffer: the error names the minimum. */
 	expect_err(M "    transport: { bufpool: { size: 1023KiB } }\n",
-		   "t.yaml:4:35: transport.bufpool.size must be a size 1MiB..4GiB such as "
-		   "64MiB (at least one 1MiB buffer, the largest request), got '1023KiB'");
-	expect_err(M "    transport: { bufpool: { size: 5G } }\n",
-		   "t.yaml:4:35: transport.bufpool.size must be a size 1MiB..4GiB such as "
-		   "64MiB (at least one 1MiB buffer, the largest request), got '5G'");
+		   "t.yaml:4:35: transport.bufpool.size must be a size 1MiB..1GiB such as "
+		   "64MiB (at least one 1MiB buffer, the largest request; io_uring "
+		   "registers at most 1GiB as one buffer), got '1023KiB'");
+	/* The pool is one registered buffer: io_uring refuses one over
+	 * 1 GiB (SZ_1G), so the first byte beyond is a config error. */
+	expect_err(M "    transport: { bufpool: { size: 1073741825 } }\n",
+		   "t.yaml:4:35: transport.bufpool.size must be a size 1MiB..1GiB such as "
+		   "64MiB (at least one 1MiB buffer, the largest request; io_uring "
+		   "registers at most 1GiB as one buffer), got '1073741825'");
+	expect_err(M "    transport: { bufpool: { size: 4GiB } }\n",
+		   "t.yaml:4:35: transport.bufpool.size must be a size 1MiB..1GiB such as "
+		   "64MiB (at least one 1MiB buffer, the largest request; io_uring "
+		   "registers at most 1GiB as one buffer), got '4GiB'");
+	expect_err(M "    transport: { reduced_queues: sometimes }\n",
+		   "t.yaml:4:34: transport.reduced_queues must be one of auto, on, off, "
+		   "got 'sometimes'");
 	expect_err(M "    transport: { bufpool: { registered: sure } }\n",
 		   "t.yaml:4:41: transport.bufpool.registered must be a boolean "
 		   "(true/false, yes/no, on/off, 1/0), got 'sure'");
@@ -419,7 +443,8 @@ Test(config, invalid_files)
 			"plugin, options, mount_options, transport)");
 	expect_file_err("unknown_transport.yaml",
 			"6:7: unknown key 'queue-depth' in transport (expected one of: mode, "
-			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us, placement, cpus)");
+			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us, placement, cpus, "
+			"reduced_queues)");
 	expect_file_err("unknown_bufpool.yaml",
 			"5:28: unknown key 'pinned' in transport.bufpool (expected one of: mode, "
 			"size, registered)");

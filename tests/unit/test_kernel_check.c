@@ -92,6 +92,57 @@ Test(kernel_check, zero_copy_on_needs_pools_then_cap_sys_admin)
 			 "the effective set");
 }
 
+/* The busiest queue thread's fixed-buffer table (16,384 slots) and SQ
+ * (32,768 entries), as fring_uring_setup checks them: refused at the
+ * value to change (queue_depth) when something must be served; zero-copy
+ * auto would turn itself off at setup instead. */
+Test(kernel_check, ring_table_limits_are_refused_at_queue_depth)
+{
+	struct fring_cfg_transport t = tr();
+	struct fring_kernel_facts k = facts(&k73);
+	struct fring_cfg_at at;
+	char why[256];
+
+	k.busiest = 4; /* e.g. queues: 1 on a 4-CPU machine */
+	t.zero_copy = FRING_ON;
+	t.at_zero_copy = (struct fring_cfg_at){ 7, 18 };
+	t.queue_depth = 4095;
+	t.at_queue_depth = (struct fring_cfg_at){ 6, 20 };
+	t.bufpool_size = 8ull << 20;
+	cr_assert_eq(refuses(&t, &k, why, &at), 0); /* 4 x (1 + 4095) = 16384 */
+	t.queue_depth = 4096;
+	cr_assert_eq(refuses(&t, &k, why, &at), -E2BIG);
+	cr_assert_str_eq(why, "transport.zero_copy on: a queue thread serving 4 "
+			 "queues x 4096 entries needs 16388 fixed-buffer slots "
+			 "(one per entry for zero-copy), more than io_uring's "
+			 "16384: lower transport.queue_depth or raise "
+			 "transport.queues");
+	cr_assert_eq(at.line, 6);
+	cr_assert_eq(at.column, 20);
+	/* Not in the file: at zero_copy. */
+	t.at_queue_depth = (struct fring_cfg_at){ 0, 0 };
+	cr_assert_eq(refuses(&t, &k, why, &at), -E2BIG);
+	cr_assert_eq(at.line, 7);
+	/* auto: served without zero-copy (setup warns), nothing refused. */
+	t.zero_copy = FRING_AUTO;
+	t.mode = FRING_MODE_URING;
+	cr_assert_eq(refuses(&t, &k, why, &at), 0);
+	/* More entries than one ring's SQ: 8 x 4096 + 4. */
+	k.busiest = 8;
+	cr_assert_eq(refuses(&t, &k, why, &at), -E2BIG);
+	cr_assert_str_eq(why, "transport uring: io_uring unavailable: ring setup "
+			 "failed: a queue thread serving 8 queues x 4096 entries "
+			 "needs 32772 ring entries, more than io_uring's 32768: "
+			 "lower transport.queue_depth or raise transport.queues");
+	cr_assert_eq(at.line, 4); /* the section: queue_depth not in the file */
+	k.busiest = 7;
+	cr_assert_eq(refuses(&t, &k, why, &at), 0);
+	/* mode auto falls back to /dev/fuse: nothing to refuse. */
+	k.busiest = 8;
+	t.mode = FRING_MODE_AUTO;
+	cr_assert_eq(refuses(&t, &k, why, &at), 0);
+}
+
 Test(kernel_check, what_needs_io_uring_on_a_kernel_without)
 {
 	struct fring_cfg_transport t = tr();

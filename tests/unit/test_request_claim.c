@@ -1,0 +1,350 @@
+/*
+ * The exactly-once claim of a request (core/runtime/request.c): the owner
+ * thread's fast path (fring_req_claim_owner: no atomic read-modify-write),
+ * the off-thread claim (fring_req_claim: a reference in xrefs around a
+ * compare-and-swap) and the hand-back (fring_req_xref_put), driven
+ * directly on one request object, without a transport. The stress test
+ * races the owner's claim against an off-thread one on a request that is
+ * recycled (fring_req_init: a new generation) every round, as a ring entry
+ * is, and checks that exactly one of them wins each round.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "runtime/dispatch.h"
+#include "runtime/request.h"
+
+static struct fring_dispatch dx;
+static struct fring_req req;
+static int owner_token; /* the owner thread's identity (fring_req_thread) */
+static int sends, releases;
+
+static int t_send(struct fring_req *r, const struct iovec *iov, int n)
+{
+	(void)r, (void)iov, (void)n;
+	sends++;
+	return 0;
+}
+
+static void t_release(struct fring_req *r)
+{
+	(void)r;
+	releases++;
+}
+
+/* A fresh generation of req, owned by owner_token's thread, as a ring
+ * entry's request is when it arrives. */
+static fring_req *recycle(void)
+{
+	fring_req_init(&req, &dx, t_send, t_release, NULL, -1, 0);
+	fring_req_set_owner(&req, &owner_token);
+	return fring_req_handle(&req);
+}
+
+static void setup(void)
+{
+	memset(&dx, 0, sizeof(dx));
+	dx.mount.name = "/mnt/claim";
+	memset(&req, 0, sizeof(req));
+	sends = releases = 0;
+	fring_req_thread = &owner_token; /* the test's main thread owns req */
+}
+
+TestSuite(claim, .init = setup);
+
+static unsigned st(void)
+{
+	return FRING_REQ_ST(atomic_load(&req.state));
+}
+
+/* Run fn(arg) on a thread that is no transport's (fring_req_thread NULL)
+ * and return its int result. */
+struct off_call {
+	int (*fn)(fring_req *h);
+	fring_req *h;
+	int put; /* hand back after a successful claim */
+	int ret, xrefs_after, put_ret;
+};
+
+static void *off_thread(void *arg)
+{
+	struct off_call *c = arg;
+
+	fring_req_thread = NULL;
+	c->ret = c->fn(c->h);
+	c->xrefs_after = atomic_load(&req.xrefs);
+	if (c->put)
+		c->put_ret = fring_req_xref_put(&req);
+	return NULL;
+}
+
+static struct off_call call_off(int (*fn)(fring_req *h), fring_req *h, int put)
+{
+	struct off_call c = { .fn = fn, .h = h, .put = put };
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, off_thread, &c), 0);
+	pthread_join(t, NULL);
+	return c;
+}
+
+Test(claim, owner_fast_path_no_rmw)
+{
+	fring_req *h = recycle();
+
+	cr_assert_eq(fring_req_claim_owner(h), 0);
+	cr_expect_eq(st(), FRING_REQ_REPLIED);
+	cr_expect_eq(req.claim_rmw, 0, "the owner's uncontended claim took no RMW");
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	/* Every later claim loses: the owner's own, the fast path again, and
+	 * another thread's, which keeps no reference after losing. */
+	cr_expect_eq(fring_req_claim(h), -EALREADY);
+	cr_expect_eq(fring_req_claim_owner(h), -EALREADY);
+	struct off_call c = call_off(fring_req_claim, h, 0);
+	cr_expect_eq(c.ret, -EALREADY);
+	cr_expect_eq(c.xrefs_after, 0, "a lost off-thread claim hands back");
+	cr_expect_eq(sends, 0); /* claims send nothing */
+}
+
+Test(claim, off_thread_claim_holds_a_reference_until_hand_back)
+{
+	fring_req *h = recycle();
+	struct off_call c = call_off(fring_req_claim, h, 1);
+
+	cr_expect_eq(c.ret, 0);
+	cr_expect_eq(c.xrefs_after, 1, "the winner holds its reference");
+	cr_expect_eq(c.put_ret, 1, "xref_put drops it");
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(req.claim_rmw, 1);
+	cr_expect_eq(st(), FRING_REQ_REPLIED);
+	/* The owner's fast path after an off-thread win: -EALREADY. */
+	cr_expect_eq(fring_req_claim_owner(h), -EALREADY);
+}
+
+Test(claim, xref_put_only_drops_the_threads_own_reference)
+{
+	fring_req *h = recycle();
+
+	/* On the owner thread no reference is taken: nothing to drop. */
+	cr_expect_eq(fring_req_claim(h), 0);
+	cr_expect_eq(fring_req_xref_put(&req), 0);
+	cr_expect_eq(fring_req_xref_put(NULL), 0);
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
+}
+
+/* An off-thread caller that claims a second request without handing the
+ * first back: its first reference is dropped by the second claim. */
+static struct fring_req req2;
+
+static int claim_two(fring_req *h)
+{
+	int a = fring_req_claim(h), b, refs;
+
+	fring_req_init(&req2, &dx, t_send, t_release, NULL, -1, 0);
+	req2.owner = &owner_token;
+	refs = atomic_load(&req.xrefs);
+	b = fring_req_claim(fring_req_handle(&req2));
+	/* encode: first claim, second claim, req's refs before/after */
+	return a == 0 && b == 0 && refs == 1 && atomic_load(&req.xrefs) == 0 &&
+	       atomic_load(&req2.xrefs) == 1 && fring_req_xref_put(&req2) == 1 &&
+	       fring_req_xref_put(&req) == 0 ? 0 : -1;
+}
+
+Test(claim, a_claim_that_never_handed_back_is_dropped_by_the_next)
+{
+	struct off_call c = call_off(claim_two, recycle(), 0);
+
+	cr_expect_eq(c.ret, 0);
+	cr_expect_eq(atomic_load(&req2.xrefs), 0);
+}
+
+Test(claim, owner_falls_back_to_cas_while_another_thread_is_inside)
+{
+	fring_req *h = recycle();
+
+	/* A caller on another thread between its reference and its look. */
+	atomic_fetch_add(&req.xrefs, 1);
+	cr_expect_eq(fring_req_claim_owner(h), 0);
+	cr_expect_eq(req.claim_rmw, 1, "contended: decided by compare-and-swap");
+	atomic_fetch_sub(&req.xrefs, 1);
+	/* Its claim now loses. */
+	struct off_call c = call_off(fring_req_claim, h, 0);
+	cr_expect_eq(c.ret, -EALREADY);
+	cr_expect_eq(c.xrefs_after, 0);
+}
+
+Test(claim, fast_path_only_on_the_owner_thread)
+{
+	fring_req *h = recycle();
+	struct off_call c = call_off(fring_req_claim_owner, h, 1);
+
+	cr_expect_eq(c.ret, 0);
+	cr_expect_eq(req.claim_rmw, 1, "off the owner: the CAS path");
+	cr_expect_eq(c.put_ret, 1, "with a reference, like fring_req_claim");
+	cr_expect_eq(fring_req_claim_owner(h), -EALREADY);
+
+	/* A request without an owner (devfuse): always the CAS path. */
+	h = recycle();
+	req.owner = NULL;
+	cr_expect_eq(fring_req_claim_owner(h), 0);
+	cr_expect_eq(req.claim_rmw, 1);
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
+}
+
+Test(claim, stale_handle_loses_after_recycle)
+{
+	fring_req *old = recycle();
+	fring_req *cur;
+
+	cr_assert_eq(fring_req_claim_owner(old), 0);
+	cur = recycle();
+	cr_assert_neq(cur, old, "a new generation, a new handle");
+	cr_expect_eq(fring_req_get(old), NULL);
+	cr_expect_eq(fring_req_claim_owner(old), -EALREADY);
+	cr_expect_eq(fring_req_claim(old), -EALREADY);
+	struct off_call c = call_off(fring_req_claim, old, 0);
+	cr_expect_eq(c.ret, -EALREADY);
+	cr_expect_eq(c.xrefs_after, 0);
+	cr_expect_eq(st(), FRING_REQ_PENDING, "the stale claims left it alone");
+	/* The current handle still claims, once. */
+	cr_expect_eq(fring_req_claim_owner(cur), 0);
+	cr_expect_eq(fring_req_claim_owner(cur), -EALREADY);
+}
+
+Test(claim, generation_survives_init_and_skips_zero)
+{
+	/* 70,000 recycles: the 16-bit handle generation wraps, never to 0. */
+	for (int i = 0; i < 70000; i++) {
+		fring_req *h = recycle();
+
+		cr_assert_neq(fring_req_hgen(h), 0);
+		cr_assert_eq(fring_req_ptr(h), &req);
+	}
+}
+
+/* A late caller reads the identity (dx for its log line, owner to decide
+ * on a reference) while the memory is recycled: init must leave it as it
+ * was, never cleared for a moment (a loser once read dx as NULL). Runs
+ * under TSan too, where a write there would be a reported race. */
+static atomic_int ident_stop;
+
+static void *ident_reader(void *arg)
+{
+	volatile struct fring_req *r = &req; /* a fresh read every time */
+	long bad = 0;
+
+	(void)arg;
+	while (!atomic_load_explicit(&ident_stop, memory_order_relaxed))
+		if (!r->dx || r->owner != &owner_token || r->send != t_send)
+			bad++;
+	return (void *)bad;
+}
+
+Test(claim, identity_stays_while_recycled)
+{
+	pthread_t t;
+	void *bad;
+
+	recycle();
+	atomic_store(&ident_stop, 0);
+	cr_assert_eq(pthread_create(&t, NULL, ident_reader, NULL), 0);
+	for (int i = 0; i < 200000; i++)
+		recycle();
+	atomic_store(&ident_stop, 1);
+	pthread_join(t, &bad);
+	cr_assert_eq((long)bad, 0, "the reader saw the identity cleared %ld times",
+		     (long)bad);
+	cr_assert_eq(req.fd, -1);
+}
+
+/* ---- the race: owner fast path against an off-thread claim ---- */
+
+#define ROUNDS 200000
+
+static fring_req *_Atomic race_h;
+static atomic_uint race_go, race_done;
+static int race_off_ret;   /* written by the off thread before race_done */
+static unsigned race_seed;
+
+static void relax(unsigned n)
+{
+	for (volatile unsigned i = 0; i < n; i++)
+		;
+}
+
+/* Wait for *w to reach v: spin briefly, then give the CPU away (the two
+ * threads may share one CPU on a busy machine). */
+static void await(atomic_uint *w, unsigned v)
+{
+	for (unsigned i = 0; atomic_load_explicit(w, memory_order_acquire) != v; i++)
+		if (i > 20000)
+			sched_yield();
+}
+
+static void *racer(void *arg)
+{
+	unsigned seed = 12345;
+
+	(void)arg;
+	fring_req_thread = NULL;
+	for (unsigned i = 1; i <= ROUNDS; i++) {
+		await(&race_go, i);
+		relax(rand_r(&seed) % 64);
+		race_off_ret = fring_req_claim(atomic_load(&race_h));
+		/* The winner replies and hands the request back (start_io /
+		 * ent_release do it in the transport); a loser already has. */
+		if (!race_off_ret)
+			cr_assert_eq(fring_req_xref_put(&req), 1);
+		atomic_store_explicit(&race_done, i, memory_order_release);
+	}
+	return NULL;
+}
+
+Test(claim, owner_fast_path_races_an_off_thread_claim, .timeout = 240)
+{
+	pthread_t t;
+	unsigned owner_wins = 0, off_wins = 0, contended = 0, both = 0, none = 0;
+
+	race_seed = 777;
+	cr_assert_eq(pthread_create(&t, NULL, racer, NULL), 0);
+	for (unsigned i = 1; i <= ROUNDS; i++) {
+		int mine;
+
+		atomic_store(&race_h, recycle());
+		atomic_store_explicit(&race_go, i, memory_order_release);
+		relax(rand_r(&race_seed) % 512);
+		mine = fring_req_claim_owner(race_h);
+		if (!mine && req.claim_rmw)
+			contended++;
+		/* The owner commits only when nobody else is inside
+		 * (owner_commit_check), and the round ends with both done. */
+		await(&race_done, i);
+		while (atomic_load(&req.xrefs))
+			sched_yield();
+		if (!mine && !race_off_ret)
+			both++;
+		else if (mine && race_off_ret)
+			none++;
+		else if (!mine)
+			owner_wins++;
+		else
+			off_wins++;
+		cr_assert(mine == 0 || mine == -EALREADY, "round %u: %d", i, mine);
+		cr_assert(race_off_ret == 0 || race_off_ret == -EALREADY);
+	}
+	pthread_join(t, NULL);
+	fprintf(stderr, "claim race: %u rounds: owner won %u (%u of them by "
+		"compare-and-swap, contended), off-thread won %u, both won %u, "
+		"neither %u\n", ROUNDS, owner_wins, contended, off_wins, both, none);
+	cr_expect_eq(both, 0, "%u rounds with two winners", both);
+	cr_expect_eq(none, 0, "%u rounds without a winner", none);
+	cr_expect_eq(owner_wins + off_wins, ROUNDS);
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
+}
