@@ -25,6 +25,12 @@
 #define SQ_EXTRA URING_SQ_EXTRA
 #define SQ_MAX URING_MAX_ENTRIES
 
+/* liburing maps a ring with raw system calls, which ThreadSanitizer does
+ * not see: a ring mapped where an exited thread's ring was would look, to
+ * it, like memory that thread still writes. Order every ring's teardown
+ * before every later ring's first use. Nothing outside TSan builds. */
+static char ring_lifetimes;
+
 static int fail(struct uring_thread *t, int err, const char *what)
 {
 	t->setup_err = err < 0 ? err : -EINVAL;
@@ -78,6 +84,7 @@ static int ring_init(struct uring_thread *t)
 		return fail(t, ret, "io_uring disabled by sysctl");
 	if (ret < 0)
 		return fail(t, ret, "io_uring_setup");
+	URING_TSAN_ACQUIRE(&ring_lifetimes);
 	t->ring_ok = 1;
 	t->ring_flags = prm.flags;
 	return 0;
@@ -341,8 +348,10 @@ void *uring_thread_main(void *arg)
 	 * buffers. The regions stay until fring_uring_free: the plugin may
 	 * still hold requests that point into them. */
 	uring_close_handover(t);
-	if (t->ring_ok)
+	if (t->ring_ok) {
+		URING_TSAN_RELEASE(&ring_lifetimes);
 		io_uring_queue_exit(&t->ring);
+	}
 	t->ring_ok = 0;
 
 	pthread_mutex_lock(&u->lock);
