@@ -10,12 +10,8 @@
 #          (integration/test_faults.py: interrupted, late and stale-handle
 #          replies, SIGTERM during fsync'ing writers), concurrent writers
 #          (test_fs_basic.py) and passthrough's backing I/O on the ring
-#          (test_uring.py). Not test_owner_race.py: there the call that
-#          loses reads the request's fields (opcode, length, the entry's
-#          zero-copy flag) while the winner's transport recycles them,
-#          which TSan rightly reports (core/transport/README.md, "Still
-#          racy"); its claim protocol runs here in the unit tests
-#          (test_request_claim.c's two-thread stress).
+#          (test_uring.py), and every READ answered by two threads at once
+#          (test_owner_race.py: 20,000 READs here, FRING_OWNER_RACE_N).
 # TSan halts at its first report (halt_on_error=1, exit code 66) and writes
 # it to a file (log_path): a test process that dies that way fails its
 # test, and every report file fails this step even when the test passed
@@ -113,6 +109,7 @@ MOUNT_TESTS=(
 	"integration/test_faults.py -k interrupted_request_answered or interrupted_request_never or late_reply or stale_handle or heavy_io"
 	"integration/test_fs_basic.py -k concurrent_writers"
 	"integration/test_uring.py -k backing_io"
+	integration/test_owner_race.py
 )
 
 mount_tests() {
@@ -123,6 +120,7 @@ mount_tests() {
 		k=()
 		[[ $sel == *" -k "* ]] && k=(-k "${sel#* -k }")
 		(cd "$src/tests" && PYTHONDONTWRITEBYTECODE=1 TSAN_OPTIONS=$(opts) \
+		  FRING_OWNER_RACE_N=${FRING_OWNER_RACE_N:-20000} \
 		  FRING_BIN=$tsan/bin/fring FRING_PLUGIN_DIR=$tsan/lib/fring/plugins \
 		  FRING_FIXTURE_DIR=$tsan/tests/fixtures FRING_EMBED_PROG=$tsan/tests/embed_prog \
 		  timeout 600 python3 -m pytest -v -p no:cacheprovider -rfE "${sel%% -k *}" "${k[@]}") \

@@ -20,10 +20,25 @@
 #include "log.h"
 #include "request.h"
 
-/* The request behind a plugin's handle: a NULL handle is -EINVAL, a stale
- * one (its request answered, the memory reused) -EALREADY (request.h). */
+/* A host call's hold on a request (fring_req_enter), let go when the
+ * call returns, whichever way. */
+struct held_req {
+	struct fring_req *r;
+	int ref;
+};
+
+static void let_go(struct held_req *hr)
+{
+	if (hr->r)
+		fring_req_leave(hr->r, hr->ref);
+}
+
+/* The request behind a plugin's handle, held until the host call returns:
+ * a NULL handle is -EINVAL, a stale one (its request answered, the memory
+ * reused) -EALREADY (request.h). */
 #define GET_REQ(r, h)                                                       \
-	struct fring_req *r = fring_req_get(h);                             \
+	__attribute__((cleanup(let_go))) struct held_req r##_held = { 0 };  \
+	struct fring_req *r = r##_held.r = fring_req_enter(h, &r##_held.ref); \
 	if (!r)                                                             \
 		return (h) ? -EALREADY : -EINVAL
 
@@ -86,16 +101,25 @@ static int32_t h_req_ctx(fring_req *h, struct fring_req_ctx *out)
 
 static fring_mount *h_req_mount(fring_req *h)
 {
-	struct fring_req *r = fring_req_get(h);
+	int ref;
+	struct fring_req *r = fring_req_enter(h, &ref);
+	fring_mount *m = r ? &r->dx->mount : NULL;
 
-	return r ? &r->dx->mount : NULL;
+	if (r)
+		fring_req_leave(r, ref);
+	return m;
 }
 
 static int32_t h_req_interrupted(fring_req *h)
 {
-	struct fring_req *r = fring_req_get(h);
+	int ref, ret = 0;
+	struct fring_req *r = fring_req_enter(h, &ref);
 
-	return r ? atomic_load(&r->interrupted) : 0;
+	if (r) {
+		ret = atomic_load(&r->interrupted);
+		fring_req_leave(r, ref);
+	}
+	return ret;
 }
 
 /* Ops whose success reply carries no body. */

@@ -3,6 +3,7 @@
 #include "request.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,28 @@ static unsigned next_gen(unsigned gen)
 			(field) = (v);                                        \
 	} while (0)
 
+void fring_req_quiesce(struct fring_req *r)
+{
+	unsigned s = atomic_load_explicit(&r->state, memory_order_relaxed);
+
+	/* A late caller on another thread (a reply that lost, a stale
+	 * handle) takes its reference before it looks at state
+	 * (fring_req_enter): either it sees RECYCLING and reads nothing
+	 * more, or the load below sees its reference and we wait (Dekker's
+	 * pattern, both sides sequentially consistent). */
+	if (FRING_REQ_ST(s) != FRING_REQ_RECYCLING)
+		atomic_store(&r->state, WITH_ST(s, FRING_REQ_RECYCLING));
+	for (long i = 0; atomic_load(&r->xrefs); i++) {
+		if (i == 1000000) {
+			fring_err("%s: a plugin thread holds a request past its "
+				  "reply; recycling it anyway",
+				  r->dx ? r->dx->mount.name : "?");
+			break;
+		}
+		sched_yield();
+	}
+}
+
 void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 		    fring_send_fn send, fring_release_fn release, void *tdata,
 		    int fd, uint32_t queue)
@@ -37,6 +60,7 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 	unsigned gen = next_gen(GEN_OF(atomic_load_explicit(&r->state,
 							    memory_order_relaxed)));
 
+	fring_req_quiesce(r);
 	/* Not the identity, state, oclaim, xrefs: a late caller may be
 	 * reading them. */
 	memset(&r->zero_copy, 0, offsetof(struct fring_req, state) -
@@ -83,13 +107,13 @@ static int stale(struct fring_req *r, uint32_t hgen, unsigned s)
 {
 	if (!hgen || (GEN_OF(s) & 0xffffu) == hgen)
 		return 0;
+	/* Only the identity here: the slot's new request may be being
+	 * decoded on its transport thread right now. */
 	FRING_STAT_INC(r->dx, r->queue, misuse);
 	fring_log_ratelimited("stale-handle", FRING_LOG_WARN,
 			      "%s: plugin used the handle of a request it had "
-			      "answered (the slot now holds %s, unique %llu); "
-			      "refused", r->dx->mount.name,
-			      fring_opcode_name(r->opcode),
-			      (unsigned long long)r->unique);
+			      "answered (the slot holds a newer request); "
+			      "refused", r->dx->mount.name);
 	return 1;
 }
 
@@ -115,6 +139,35 @@ int fring_req_pending(fring_req *h)
 	s = atomic_load_explicit(&r->state, memory_order_acquire);
 	return (!hgen || (GEN_OF(s) & 0xffffu) == hgen) &&
 	       FRING_REQ_ST(s) == FRING_REQ_PENDING;
+}
+
+struct fring_req *fring_req_enter(fring_req *h, int *ref)
+{
+	struct fring_req *r = fring_req_ptr(h);
+	uint32_t hgen = fring_req_hgen(h);
+	unsigned s;
+
+	*ref = 0;
+	if (!r)
+		return NULL;
+	/* Untagged: the runtime's own call, on the transport's thread. */
+	if (hgen && (!r->owner || r->owner != fring_req_thread)) {
+		atomic_fetch_add(&r->xrefs, 1); /* before the look: see init */
+		*ref = 1;
+	}
+	s = atomic_load(&r->state);
+	if (stale(r, hgen, s) || FRING_REQ_ST(s) == FRING_REQ_RECYCLING) {
+		fring_req_leave(r, *ref);
+		*ref = 0;
+		return NULL;
+	}
+	return r;
+}
+
+void fring_req_leave(struct fring_req *r, int ref)
+{
+	if (ref)
+		atomic_fetch_sub_explicit(&r->xrefs, 1, memory_order_release);
 }
 
 void fring_req_track(struct fring_req *r)

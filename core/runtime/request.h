@@ -54,6 +54,10 @@ typedef int (*fring_write_fd_fn)(fring_req *h, int fd, uint64_t off);
 #define FRING_REQ_EXPIRING 2 /* the runtime is sending EINTR */
 #define FRING_REQ_EXPIRED 3  /* EINTR sent; the plugin still holds it */
 #define FRING_REQ_LATE 4     /* the plugin replied while EXPIRING */
+/* fring_req_init is recycling the memory: it waits for every reference
+ * (xrefs) to go before it rewrites a field; a caller that sees this state
+ * after taking its reference reads nothing else and gets -EALREADY. */
+#define FRING_REQ_RECYCLING 5
 #define FRING_REQ_ST(s) ((unsigned)(s) & 0xffu)
 
 /* Plugin-facing handles. Transports recycle a request's memory for the
@@ -102,9 +106,11 @@ struct fring_req {
 	/* Owners (ring requests; NULL owner: any thread, no references).
 	 * The owning queue thread may claim with a plain store where the
 	 * transport allows it (fring_req_claim_owner); every other thread
-	 * holds a reference in xrefs from its claim until it hands the
-	 * request back (fring_req_xref_put), so the owner, before it commits
-	 * or frees, sees a caller still inside and waits for it. */
+	 * holds a reference in xrefs through each host call it makes
+	 * (fring_req_enter) and from its claim until it hands the request
+	 * back (fring_req_xref_put), so the owner, before it commits or
+	 * recycles (fring_req_quiesce), sees a caller still inside and waits
+	 * for it. */
 	const void *owner;
 
 	/* From here to state: this request's own, zeroed by fring_req_init. */
@@ -172,6 +178,12 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 		    fring_send_fn send, fring_release_fn release, void *tdata,
 		    int fd, uint32_t queue);
 
+/* The first step of fring_req_init, for a transport that rewrites its own
+ * memory of r (an entry's payload pointer, its zero-copy flag) before it:
+ * mark r RECYCLING and wait until no late caller holds a reference
+ * (fring_req_enter). Callers that come later see RECYCLING and leave. */
+void fring_req_quiesce(struct fring_req *r);
+
 /* The rest of r's identity (see struct fring_req), after fring_req_init:
  * its owning thread, and the transport's req_read_fd / req_write_fd
  * hooks. Stored only where they differ. */
@@ -187,8 +199,20 @@ void fring_req_track(struct fring_req *r);
 fring_req *fring_req_handle(struct fring_req *r);
 
 /* The request behind handle h (tagged or not), or NULL if h is stale: its
- * request was answered and the memory now holds another one (logged). */
+ * request was answered and the memory now holds another one (logged).
+ * Without a reference: for the owner thread, or where the request cannot
+ * be recycled meanwhile. */
 struct fring_req *fring_req_get(fring_req *h);
+
+/* A host call's way in through a plugin's handle h: as fring_req_get, but
+ * a caller other than r's owner thread (every caller, for a request
+ * without owner: /dev/fuse) first takes a reference (xrefs, *ref = 1), so
+ * every field it reads stays as it was until fring_req_leave: the
+ * transport does not recycle r (fring_req_init waits) while it is held.
+ * NULL if h is stale or its request is being recycled (then no reference
+ * is held). */
+struct fring_req *fring_req_enter(fring_req *h, int *ref);
+void fring_req_leave(struct fring_req *r, int ref);
 
 /* 1 if h's request still waits for its reply (its generation, PENDING),
  * 0 once answered or recycled. Not logged: for deciding after the fact

@@ -236,6 +236,9 @@ static void *worker_main(void *arg)
 				continue;
 			}
 		}
+		/* No late caller of b's last request may read it (or the
+		 * bytes its decoded fields point at) from here. */
+		fring_req_quiesce(&b->req);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		n = read(w->fd, b->data, cap);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);

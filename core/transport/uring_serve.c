@@ -367,6 +367,8 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 		uring_abort_connection(t->u, "commit_id 0 from the kernel");
 		return;
 	}
+	/* No late caller of the last request may read the entry from here. */
+	fring_req_quiesce(&e->req);
 	uring_zc_arrived(e, eio->flags, in.opcode);
 	if (e->q->pool && uring_pool_locate(e, in.opcode, psz)) {
 		fring_err("uring: qid %u: %s (unique %llu) got pool offset %u, "

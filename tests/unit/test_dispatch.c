@@ -37,20 +37,27 @@ static int fake_send(struct fring_req *r, const struct iovec *iov, int n)
 	return 0;
 }
 
-/* Like devfuse: the request block is freed when both the reply (release)
- * and the dispatching thread are done with it, so replies made during the
- * callback can always be checked for exactly-once. */
+/* Like devfuse: the request block is done with when both the reply
+ * (release) and the dispatching thread are, so replies made during the
+ * callback can always be checked for exactly-once. As a transport's, its
+ * memory lives on to the end (request.h: a host call may still hold a
+ * reference while the reply releases it): freed at teardown. */
 struct blk {
 	int refs;
+	struct blk *dead_next;
 	struct fring_req r;
 };
+
+static struct blk *dead;
 
 static void put(struct fring_req *r)
 {
 	struct blk *b = r->tdata;
 
-	if (--b->refs == 0)
-		free(b);
+	if (--b->refs == 0) {
+		b->dead_next = dead;
+		dead = b;
+	}
 }
 
 static void fake_release(struct fring_req *r)
@@ -269,6 +276,12 @@ static void teardown(void)
 {
 	cr_expect_eq(fring_dispatch_outstanding(&dx), 0, "requests left unanswered");
 	fring_dispatch_destroy(&dx);
+	while (dead) {
+		struct blk *b = dead;
+
+		dead = b->dead_next;
+		free(b);
+	}
 }
 
 TestSuite(dispatch, .init = setup, .fini = teardown);

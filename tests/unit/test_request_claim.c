@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -25,6 +26,7 @@ static struct fring_dispatch dx;
 static struct fring_req req;
 static int owner_token; /* the owner thread's identity (fring_req_thread) */
 static int sends, releases;
+static fring_req *recycle_handle; /* for enter_off */
 
 static int t_send(struct fring_req *r, const struct iovec *iov, int n)
 {
@@ -262,6 +264,77 @@ Test(claim, identity_stays_while_recycled)
 	cr_assert_eq((long)bad, 0, "the reader saw the identity cleared %ld times",
 		     (long)bad);
 	cr_assert_eq(req.fd, -1);
+}
+
+/* fring_req_enter off the owner thread holds a reference until leave, and
+ * fring_req_init (the owner recycling the memory) waits for it. */
+static atomic_int recycled;
+
+static void *recycler(void *arg)
+{
+	(void)arg;
+	fring_req_thread = &owner_token;
+	recycle();
+	atomic_store(&recycled, 1);
+	return NULL;
+}
+
+static void *enter_off(void *arg)
+{
+	struct fring_req **out = arg;
+	int ref = 0;
+
+	fring_req_thread = NULL;
+	*out = fring_req_enter(recycle_handle, &ref);
+	return (void *)(long)ref;
+}
+
+Test(claim, enter_holds_the_request_until_leave)
+{
+	fring_req *h = recycle();
+	struct fring_req *got = NULL;
+	pthread_t t;
+	void *ref;
+
+	recycle_handle = h;
+	cr_assert_eq(pthread_create(&t, NULL, enter_off, &got), 0);
+	pthread_join(t, &ref);
+	cr_assert_eq(got, &req);
+	cr_assert_eq((long)ref, 1, "off the owner thread: a reference");
+	cr_assert_eq(atomic_load(&req.xrefs), 1);
+	cr_assert_eq(fring_req_claim(h), 0); /* the owner answers */
+	atomic_store(&recycled, 0);
+	cr_assert_eq(pthread_create(&t, NULL, recycler, NULL), 0);
+	usleep(50000);
+	cr_expect_eq(atomic_load(&recycled), 0, "recycled under a reference");
+	cr_expect_eq(st(), FRING_REQ_RECYCLING);
+	fring_req_leave(&req, 1);
+	pthread_join(t, NULL);
+	cr_expect_eq(atomic_load(&recycled), 1);
+	cr_expect_eq(st(), FRING_REQ_PENDING);
+	/* The old handle now finds a newer request: no reference kept. */
+	cr_assert_eq(pthread_create(&t, NULL, enter_off, &got), 0);
+	pthread_join(t, &ref);
+	cr_expect_eq(got, NULL);
+	cr_expect_eq((long)ref, 0);
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
+}
+
+Test(claim, enter_on_the_owner_thread_takes_no_reference)
+{
+	fring_req *h = recycle();
+	int ref = 1;
+
+	cr_assert_eq(fring_req_enter(h, &ref), &req);
+	cr_expect_eq(ref, 0);
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	/* Mid-recycle, a caller's look finds RECYCLING: refused, unheld. */
+	atomic_store(&req.state, (atomic_load(&req.state) & ~0xffu) |
+				 FRING_REQ_RECYCLING);
+	fring_req_thread = NULL;
+	cr_expect_eq(fring_req_enter(h, &ref), NULL);
+	cr_expect_eq(ref, 0);
+	cr_expect_eq(atomic_load(&req.xrefs), 0);
 }
 
 /* ---- the race: owner fast path against an off-thread claim ---- */
