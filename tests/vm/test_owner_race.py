@@ -3,7 +3,7 @@ in the tests/vm guest): the racer fixture opts its file into zero-copy, so
 each READ is zero-copied and the queue thread's req_read_fd claims through
 fring_req_claim_owner (a plain store and a fence, no atomic read-modify-
 write) while a helper thread claims the same handle with a compare-and-swap.
-40,000 READs (FRING_OWNER_RACE_N; about 70 s under emulation): every client read gets the right bytes,
+100,000 READs (FRING_OWNER_RACE_N; about 75 s under emulation): every client read gets the right bytes,
 per READ exactly one of the two calls returns 0 and the other -EALREADY,
 and the zero-copy counters show the owner's fast path was taken.
 tests/integration/test_owner_race.py is the host (copy path) version.
@@ -27,7 +27,7 @@ _spec = importlib.util.spec_from_file_location(
                                            "..", "integration", "test_owner_race.py"))
 race = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(race)
-N = int(os.environ.get("FRING_OWNER_RACE_N", "40000"))
+N = int(os.environ.get("FRING_OWNER_RACE_N", "100000"))
 
 
 def test_owner_fast_path_against_a_second_thread(spawn, tmpdirs):
