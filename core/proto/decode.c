@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ops.h"
 #include "proto.h"
 
 #define IN_HEADER_SIZE ((uint32_t)sizeof(struct fuse_in_header))
@@ -76,43 +77,14 @@ struct cursor {
 
 int fring_proto_arg_size(uint32_t opcode, const struct fring_proto_conn *conn)
 {
-	switch (opcode) {
-	case FUSE_LOOKUP: case FUSE_READLINK: case FUSE_SYMLINK:
-	case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_STATFS:
-	case FUSE_REMOVEXATTR: case FUSE_DESTROY:
-		return 0;
-	case FUSE_FORGET: case FUSE_MKDIR: case FUSE_RENAME: case FUSE_LINK:
-	case FUSE_OPEN: case FUSE_OPENDIR: case FUSE_GETXATTR:
-	case FUSE_LISTXATTR: case FUSE_ACCESS: case FUSE_INTERRUPT:
-	case FUSE_BATCH_FORGET: case FUSE_SYNCFS:
-		return 8;
-	case FUSE_SETXATTR:
-		return conn && conn->setxattr_ext ?
-			(int)sizeof(struct fuse_setxattr_in) :
-			FUSE_COMPAT_SETXATTR_IN_SIZE;
-	case FUSE_GETATTR: case FUSE_MKNOD: case FUSE_FSYNC:
-	case FUSE_FSYNCDIR: case FUSE_CREATE: case FUSE_TMPFILE:
-	case FUSE_BMAP: case FUSE_RENAME2:
-		return 16;
-	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FLUSH:
-	case FUSE_POLL: case FUSE_LSEEK: case FUSE_STATX:
-		return 24;
-	case FUSE_IOCTL: case FUSE_FALLOCATE:
-		return 32;
-	case FUSE_READ: case FUSE_WRITE: case FUSE_READDIR:
-	case FUSE_READDIRPLUS: case FUSE_NOTIFY_REPLY:
-		return 40;
-	case FUSE_GETLK: case FUSE_SETLK: case FUSE_SETLKW:
-		return 48;
-	case FUSE_COPY_FILE_RANGE: case FUSE_COPY_FILE_RANGE_64:
-		return 56;
-	case FUSE_INIT:
-		return 64;
-	case FUSE_SETATTR:
-		return 88;
-	default:
+	const struct fring_op *op = fring_op(opcode);
+
+	if (!op)
 		return -1;
-	}
+	/* Without FUSE_SETXATTR_EXT the kernel sends the short struct. */
+	if (opcode == FUSE_SETXATTR && !(conn && conn->setxattr_ext))
+		return FUSE_COMPAT_SETXATTR_IN_SIZE;
+	return op->arg_size;
 }
 
 /* A non-empty NUL-terminated name at the cursor; advances past the NUL. */
@@ -134,7 +106,8 @@ static int take_name(struct cursor *c, const char **name, uint32_t *len)
 }
 
 /* MKNOD MKDIR SYMLINK CREATE TMPFILE */
-static int decode_make(uint32_t op, const union arg0 *u, struct cursor *c,
+static int decode_make(uint32_t op, const union arg0 *u, size_t a0len,
+		       struct cursor *c, const struct fring_proto_conn *conn,
 		       struct fring_decoded *out)
 {
 	struct fring_make_args *m = &out->a.make;
@@ -170,7 +143,8 @@ static int decode_make(uint32_t op, const union arg0 *u, struct cursor *c,
 }
 
 /* LOOKUP UNLINK RMDIR RENAME RENAME2 LINK */
-static int decode_names(uint32_t op, const union arg0 *u, struct cursor *c,
+static int decode_names(uint32_t op, const union arg0 *u, size_t a0len,
+			struct cursor *c, const struct fring_proto_conn *conn,
 			struct fring_decoded *out)
 {
 	int rc;
@@ -206,7 +180,8 @@ static int decode_names(uint32_t op, const union arg0 *u, struct cursor *c,
 }
 
 /* SETXATTR GETXATTR LISTXATTR REMOVEXATTR */
-static int decode_xattr(uint32_t op, const union arg0 *u, struct cursor *c,
+static int decode_xattr(uint32_t op, const union arg0 *u, size_t a0len,
+			struct cursor *c, const struct fring_proto_conn *conn,
 			struct fring_decoded *out)
 {
 	struct fring_xattr_args *x = &out->a.xattr;
@@ -234,8 +209,8 @@ static int decode_xattr(uint32_t op, const union arg0 *u, struct cursor *c,
 }
 
 /* READ READDIR READDIRPLUS WRITE */
-static int decode_io(uint32_t op, const union arg0 *u, struct cursor *c,
-		     const struct fring_proto_conn *conn,
+static int decode_io(uint32_t op, const union arg0 *u, size_t a0len,
+		     struct cursor *c, const struct fring_proto_conn *conn,
 		     struct fring_decoded *out)
 {
 	if (op == FUSE_WRITE) {
@@ -272,7 +247,8 @@ static int decode_io(uint32_t op, const union arg0 *u, struct cursor *c,
 }
 
 /* RELEASE RELEASEDIR FLUSH FSYNC FSYNCDIR GETLK SETLK SETLKW */
-static int decode_handle(uint32_t op, const union arg0 *u,
+static int decode_handle(uint32_t op, const union arg0 *u, size_t a0len,
+			 struct cursor *c, const struct fring_proto_conn *conn,
 			 struct fring_decoded *out)
 {
 	switch (op) {
@@ -309,7 +285,8 @@ static int decode_handle(uint32_t op, const union arg0 *u,
 }
 
 /* GETATTR SETATTR OPEN OPENDIR ACCESS FALLOCATE LSEEK STATX COPY_* */
-static int decode_inode(uint32_t op, const union arg0 *u,
+static int decode_inode(uint32_t op, const union arg0 *u, size_t a0len,
+			struct cursor *c, const struct fring_proto_conn *conn,
 			struct fring_decoded *out)
 {
 	const struct fuse_setattr_in *s = &u->setattr;
@@ -373,72 +350,89 @@ static int decode_inode(uint32_t op, const union arg0 *u,
 	}
 }
 
-/* FORGET BATCH_FORGET INTERRUPT INIT and the node-only ops. */
-static int decode_misc(uint32_t op, const union arg0 *u, size_t a0len,
-		       struct cursor *c, struct fring_decoded *out)
+static int decode_forget(uint32_t op, const union arg0 *u, size_t a0len,
+			 struct cursor *c, const struct fring_proto_conn *conn,
+			 struct fring_decoded *out)
 {
-	switch (op) {
-	case FUSE_FORGET:
-		out->a.forget.nlookup = u->forget.nlookup;
-		return 0;
-	case FUSE_BATCH_FORGET:
-		if ((uint64_t)u->batch_forget.count *
-		    sizeof(struct fuse_forget_one) > c->left)
-			return -EPROTO;
-		out->a.batch_forget.count = u->batch_forget.count;
-		out->a.batch_forget.items =
-			(const struct fuse_forget_one *)(const void *)c->p;
-		return 0;
-	case FUSE_INTERRUPT:
-		out->a.interrupt.unique = u->interrupt.unique;
-		return 0;
-	case FUSE_INIT:
-		out->a.init = u->init; /* bytes past a0len were zeroed */
-		/* flags2 means nothing without INIT_EXT (or if it was cut off). */
-		if (a0len < offsetof(struct fuse_init_in, flags2) + 4 ||
-		    !(u->init.flags & FUSE_INIT_EXT))
-			out->a.init.flags2 = 0;
-		return 0;
-	case FUSE_IOCTL:
-	case FUSE_POLL:
-	case FUSE_BMAP:
-		return -ENOSYS;
-	default: /* READLINK STATFS DESTROY SYNCFS NOTIFY_REPLY */
-		out->a.node.size = sizeof(out->a.node);
-		out->a.node.nodeid = out->nodeid;
-		return 0;
-	}
+	out->a.forget.nlookup = u->forget.nlookup;
+	return 0;
 }
 
-static int dispatch(uint32_t op, const union arg0 *u, size_t a0len,
-		    struct cursor *c, const struct fring_proto_conn *conn,
-		    struct fring_decoded *out)
+static int decode_batch_forget(uint32_t op, const union arg0 *u, size_t a0len,
+			       struct cursor *c, const struct fring_proto_conn *conn,
+			       struct fring_decoded *out)
+{
+	if ((uint64_t)u->batch_forget.count *
+	    sizeof(struct fuse_forget_one) > c->left)
+		return -EPROTO;
+	out->a.batch_forget.count = u->batch_forget.count;
+	out->a.batch_forget.items =
+		(const struct fuse_forget_one *)(const void *)c->p;
+	return 0;
+}
+
+static int decode_interrupt(uint32_t op, const union arg0 *u, size_t a0len,
+			    struct cursor *c, const struct fring_proto_conn *conn,
+			    struct fring_decoded *out)
+{
+	out->a.interrupt.unique = u->interrupt.unique;
+	return 0;
+}
+
+static int decode_init(uint32_t op, const union arg0 *u, size_t a0len,
+		       struct cursor *c, const struct fring_proto_conn *conn,
+		       struct fring_decoded *out)
+{
+	out->a.init = u->init; /* bytes past a0len were zeroed */
+	/* flags2 means nothing without INIT_EXT (or if it was cut off). */
+	if (a0len < offsetof(struct fuse_init_in, flags2) + 4 ||
+	    !(u->init.flags & FUSE_INIT_EXT))
+		out->a.init.flags2 = 0;
+	return 0;
+}
+
+/* Arg 0 checked, nothing served (IOCTL POLL BMAP). */
+static int decode_enosys(uint32_t op, const union arg0 *u, size_t a0len,
+			 struct cursor *c, const struct fring_proto_conn *conn,
+			 struct fring_decoded *out)
+{
+	return -ENOSYS;
+}
+
+/* READLINK STATFS DESTROY SYNCFS NOTIFY_REPLY: the node only. */
+static int decode_node(uint32_t op, const union arg0 *u, size_t a0len,
+		       struct cursor *c, const struct fring_proto_conn *conn,
+		       struct fring_decoded *out)
+{
+	out->a.node.size = sizeof(out->a.node);
+	out->a.node.nodeid = out->nodeid;
+	return 0;
+}
+
+/* Arg 0 fits the copy for every row. */
+#define ARG(s)                                                              \
+	_Static_assert(sizeof(struct fuse_##s##_in) <= sizeof(union arg0), #s);
+#define NOARG
+#define UNDECODED
+#define HOST_OP(code, arg0, decoder, replies, flags) arg0
+#define OP(code, arg0, decoder, member, slot, replies, flags) arg0
+#include "ops.def"
+#undef ARG
+#undef NOARG
+#undef UNDECODED
+
+/* Routing: the row's decoder. */
+static int decode_op(uint32_t op, const union arg0 *u, size_t a0len,
+		     struct cursor *c, const struct fring_proto_conn *conn,
+		     struct fring_decoded *out)
 {
 	switch (op) {
-	case FUSE_MKNOD: case FUSE_MKDIR: case FUSE_SYMLINK:
-	case FUSE_CREATE: case FUSE_TMPFILE:
-		return decode_make(op, u, c, out);
-	case FUSE_LOOKUP: case FUSE_UNLINK: case FUSE_RMDIR:
-	case FUSE_RENAME: case FUSE_RENAME2: case FUSE_LINK:
-		return decode_names(op, u, c, out);
-	case FUSE_SETXATTR: case FUSE_GETXATTR: case FUSE_LISTXATTR:
-	case FUSE_REMOVEXATTR:
-		return decode_xattr(op, u, c, out);
-	case FUSE_READ: case FUSE_READDIR: case FUSE_READDIRPLUS:
-	case FUSE_WRITE:
-		return decode_io(op, u, c, conn, out);
-	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FLUSH:
-	case FUSE_FSYNC: case FUSE_FSYNCDIR: case FUSE_GETLK:
-	case FUSE_SETLK: case FUSE_SETLKW:
-		return decode_handle(op, u, out);
-	case FUSE_GETATTR: case FUSE_SETATTR: case FUSE_OPEN:
-	case FUSE_OPENDIR: case FUSE_ACCESS: case FUSE_FALLOCATE:
-	case FUSE_LSEEK: case FUSE_STATX: case FUSE_COPY_FILE_RANGE:
-	case FUSE_COPY_FILE_RANGE_64:
-		return decode_inode(op, u, out);
-	default:
-		return decode_misc(op, u, a0len, c, out);
+#define OP(code, arg0, decoder, member, slot, replies, flags)               \
+	case FUSE_##code:                                                   \
+		return decode_##decoder(op, u, a0len, c, conn, out);
+#include "ops.def"
 	}
+	return -ENOSYS;
 }
 
 int fring_decode(const struct fuse_in_header *in, const void *arg,
@@ -494,5 +488,5 @@ int fring_decode(const struct fuse_in_header *in, const void *arg,
 	memset(&u, 0, sizeof(u));
 	if (a0len)
 		memcpy(&u, arg, a0len);
-	return dispatch(in->opcode, &u, a0len, &c, conn, out);
+	return decode_op(in->opcode, &u, a0len, &c, conn, out);
 }

@@ -450,6 +450,15 @@ enum fuse_notify_code {
 	FUSE_NOTIFY_DELETE = 6,
 	FUSE_NOTIFY_RESEND = 7,
 };
+/* Arg 0 of NOTIFY_REPLY, the kernel's answer to a RETRIEVE. */
+struct fuse_notify_retrieve_in {
+	uint64_t dummy1;
+	uint64_t offset;
+	uint32_t size;
+	uint32_t dummy2;
+	uint64_t dummy3;
+	uint64_t dummy4;
+};
 
 /* /dev/fuse ioctls. */
 #define FUSE_DEV_IOC_MAGIC 229
