@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../proto/ops.h"
 #include "host.h"
 #include "log.h"
 
@@ -173,6 +174,7 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 {
 	const struct fring_fs_ops *ops = dx->ops;
 	const struct fring_host_api *h;
+	const struct fring_op *op;
 	int ret;
 
 	r->unique = in->unique;
@@ -192,12 +194,8 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 	if (!ret && r->zero_copy && r->opcode == FUSE_WRITE)
 		r->d.a.write.data = NULL;
 
-	/* Requests the kernel expects no reply to. */
-	switch (r->opcode) {
-	case FUSE_FORGET:
-	case FUSE_BATCH_FORGET:
-	case FUSE_INTERRUPT:
-	case FUSE_NOTIFY_REPLY:
+	op = fring_op(r->opcode);
+	if (fring_op_no_reply(r->opcode)) {
 		if (ret == -EPROTO)
 			reply_malformed(dx, r, 1);
 		else if (ret < 0 || r->opcode == FUSE_NOTIFY_REPLY)
@@ -219,91 +217,44 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 		reply_malformed(dx, r, 0);
 		return;
 	}
+	/* Decoded, so the opcode has a row. */
+	if (op->flags & FRING_OP_SESSION) {
+		/* INIT is answered once, by init.c, before serving starts;
+		 * the plugin's destroy runs at session stop, after the join. */
+		fring_req_reply_error(r, r->opcode == FUSE_DESTROY ? 0 : -EIO);
+		return;
+	}
+	if ((op->flags & FRING_OP_FLOCK) && r->d.is_flock)
+		CALL(flock, lock);
 
-	h = fring_host_table();
 	switch (r->opcode) {
-	case FUSE_LOOKUP: CALL(lookup, name);
-	case FUSE_GETATTR: CALL(getattr, getattr);
-	case FUSE_SETATTR: CALL(setattr, setattr);
-	case FUSE_READLINK: CALL(readlink, node);
-	case FUSE_SYMLINK: CALL(symlink, make);
-	case FUSE_MKNOD: CALL(mknod, make);
-	case FUSE_MKDIR: CALL(mkdir, make);
-	case FUSE_UNLINK: CALL(unlink, name);
-	case FUSE_RMDIR: CALL(rmdir, name);
-	case FUSE_RENAME:
-	case FUSE_RENAME2: CALL(rename, rename);
-	case FUSE_LINK: CALL(link, link);
-	case FUSE_OPEN: CALL(open, open);
-	case FUSE_READ: CALL(read, read);
-	case FUSE_WRITE: CALL(write, write);
-	case FUSE_STATFS: CALL(statfs, node);
-	case FUSE_RELEASE: CALL(release, release);
-	case FUSE_FSYNC: CALL(fsync, fsync);
-	case FUSE_SETXATTR: CALL(setxattr, xattr);
-	case FUSE_GETXATTR: CALL(getxattr, xattr);
-	case FUSE_LISTXATTR: CALL(listxattr, xattr);
-	case FUSE_REMOVEXATTR: CALL(removexattr, xattr);
-	case FUSE_FLUSH: CALL(flush, release);
-	case FUSE_OPENDIR: CALL(opendir, open);
-	case FUSE_READDIR: CALL(readdir, read);
-	case FUSE_READDIRPLUS: CALL(readdirplus, read);
-	case FUSE_RELEASEDIR: CALL(releasedir, release);
-	case FUSE_FSYNCDIR: CALL(fsyncdir, fsync);
-	case FUSE_GETLK: CALL(getlk, lock);
-	case FUSE_SETLK:
-	case FUSE_SETLKW:
-		if (r->d.is_flock)
-			CALL(flock, lock);
-		CALL(setlk, lock);
-	case FUSE_ACCESS: CALL(access, access);
-	case FUSE_CREATE: CALL(create, make);
-	case FUSE_FALLOCATE: CALL(fallocate, fallocate);
-	case FUSE_LSEEK: CALL(lseek, lseek);
-	case FUSE_COPY_FILE_RANGE:
-	case FUSE_COPY_FILE_RANGE_64: CALL(copy_file_range, copy);
-	case FUSE_TMPFILE: CALL(tmpfile, make);
-	case FUSE_STATX: CALL(statx, statx);
-	case FUSE_INIT:
-		/* INIT is answered once, by init.c, before serving starts. */
-		fring_req_reply_error(r, -EIO);
-		return;
-	case FUSE_DESTROY:
-		/* The plugin's destroy runs at session stop, after the join. */
-		fring_req_reply_error(r, 0);
-		return;
-	default:
-		goto dflt;
+#define OP(code, arg0, decoder, member, slot, replies, flags)               \
+	case FUSE_##code:                                                   \
+		CALL(slot, member);
+#define HOST_OP(code, arg0, decoder, replies, flags)
+#include "../proto/ops.def"
 	}
 dflt:
-	switch (r->opcode) {
-	case FUSE_OPEN:
-	case FUSE_OPENDIR: {
+	if (!(op->flags & FRING_OP_DEFAULT)) {
+		fring_req_reply_error(r, -ENOSYS);
+		return;
+	}
+	h = fring_host_table();
+	if (op->replies & FRING_R_OPEN) {
 		struct fring_open_out o = { .fh = 0 };
 
 		/* Goes through the plugin-facing reply so kind checks and
 		 * encoding stay in one place; untracked is fine (synchronous). */
 		h->reply_open(r, &o);
-		return;
-	}
-	case FUSE_FLUSH:
-	case FUSE_RELEASE:
-	case FUSE_RELEASEDIR:
-	case FUSE_FSYNCDIR:
-		fring_req_reply_error(r, 0);
-		return;
-	case FUSE_STATFS: {
+	} else if (op->replies & FRING_R_STATFS) {
 		/* ENOSYS here would make statfs(2), and so a plain `df`,
 		 * fail for the whole system: report an empty fs instead. */
 		struct fring_statfs st = { .bsize = 512, .frsize = 512,
 					   .namelen = 255 };
 
 		h->reply_statfs(r, &st);
-		return;
-	}
-	default:
-		fring_req_reply_error(r, -ENOSYS);
-		return;
+	} else {
+		fring_req_reply_error(r, 0);
 	}
 }
 

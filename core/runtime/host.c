@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../config/config.h"
+#include "../proto/ops.h"
 #include "dispatch.h"
 #include "entry_check.h"
 #include "log.h"
@@ -122,25 +123,17 @@ static int32_t h_req_interrupted(fring_req *h)
 	return ret;
 }
 
-/* Ops whose success reply carries no body. */
-static int empty_success(uint32_t op)
+/* The request's opcode may be answered with this body (FRING_R_*, the
+ * replies column of ops.def). */
+static int fits(const struct fring_req *r, uint32_t kinds)
 {
-	switch (op) {
-	case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_RENAME: case FUSE_RENAME2:
-	case FUSE_SETXATTR: case FUSE_REMOVEXATTR: case FUSE_FLUSH:
-	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FSYNC:
-	case FUSE_FSYNCDIR: case FUSE_SETLK: case FUSE_SETLKW:
-	case FUSE_ACCESS: case FUSE_FALLOCATE: case FUSE_SYNCFS:
-	case FUSE_DESTROY:
-		return 1;
-	}
-	return 0;
+	return !!(fring_op_replies(r->opcode) & kinds);
 }
 
 static int32_t h_reply_err(fring_req *h, int32_t neg_errno)
 {
 	GET_REQ(r, h);
-	if (neg_errno == 0 && !empty_success(r->opcode))
+	if (neg_errno == 0 && !fits(r, FRING_R_EMPTY))
 		return fring_req_reply_misuse(h, "reply_err(0) (needs data)");
 	return fring_req_reply_error(h, neg_errno);
 }
@@ -176,13 +169,8 @@ static int32_t h_reply_entry(fring_req *h, const struct fring_entry *e)
 	const char *why;
 
 	GET_REQ(r, h);
-	switch (r->opcode) {
-	case FUSE_LOOKUP: case FUSE_MKNOD: case FUSE_MKDIR:
-	case FUSE_SYMLINK: case FUSE_LINK:
-		break;
-	default:
+	if (!fits(r, FRING_R_ENTRY))
 		return fring_req_reply_misuse(h, "reply_entry");
-	}
 	if (!e)
 		return fring_req_reply_misuse(h, "reply_entry(NULL)");
 	why = fring_entry_refusal(r, e->ino, NULL, 0);
@@ -212,7 +200,7 @@ static int32_t h_reply_create(fring_req *h, const struct fring_entry *e,
 	int ret;
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_CREATE && r->opcode != FUSE_TMPFILE)
+	if (!fits(r, FRING_R_CREATE))
 		return fring_req_reply_misuse(h, "reply_create");
 	if (!e || !o)
 		return fring_req_reply_misuse(h, "reply_create(NULL)");
@@ -234,7 +222,7 @@ static int32_t h_reply_attr(fring_req *h, const struct fring_attr *a,
 	struct fuse_attr_out ao;
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_GETATTR && r->opcode != FUSE_SETATTR)
+	if (!fits(r, FRING_R_ATTR))
 		return fring_req_reply_misuse(h, "reply_attr");
 	if (!a)
 		return fring_req_reply_misuse(h, "reply_attr(NULL)");
@@ -248,7 +236,7 @@ static int32_t h_reply_statx(fring_req *h, const struct fring_statx *sx,
 	struct fuse_statx_out so;
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_STATX)
+	if (!fits(r, FRING_R_STATX))
 		return fring_req_reply_misuse(h, "reply_statx");
 	if (!sx || sx->size < sizeof(*sx))
 		return fring_req_reply_misuse(h, "reply_statx(bad struct)");
@@ -262,7 +250,7 @@ static int32_t h_reply_readlink(fring_req *h, const char *target, uint32_t len)
 	long limit = sysconf(_SC_PAGESIZE) - 1;
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_READLINK)
+	if (!fits(r, FRING_R_READLINK))
 		return fring_req_reply_misuse(h, "reply_readlink");
 	if ((!target && len) || (long)len > limit)
 		return fring_req_reply_misuse(h, "reply_readlink(bad target)");
@@ -274,7 +262,7 @@ static int32_t h_reply_open(fring_req *h, const struct fring_open_out *o)
 	struct fuse_open_out oo;
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_OPEN && r->opcode != FUSE_OPENDIR)
+	if (!fits(r, FRING_R_OPEN))
 		return fring_req_reply_misuse(h, "reply_open");
 	if (!o)
 		return fring_req_reply_misuse(h, "reply_open(NULL)");
@@ -285,28 +273,19 @@ static int32_t h_reply_open(fring_req *h, const struct fring_open_out *o)
 
 static int32_t h_reply_write(fring_req *h, uint32_t count)
 {
-	GET_REQ(r, h);
-	switch (r->opcode) {
-	case FUSE_WRITE:
-		if (count > r->d.a.write.len)
-			return fring_req_reply_misuse(h, "reply_write(count > len)");
-		break;
-	case FUSE_COPY_FILE_RANGE:
-		if (count > r->d.a.copy.len)
-			return fring_req_reply_misuse(h, "reply_write(count > len)");
-		break;
-	case FUSE_COPY_FILE_RANGE_64: {
-		struct fuse_copy_file_range_out co = { .bytes_copied = count };
-
-		if (count > r->d.a.copy.len)
-			return fring_req_reply_misuse(h, "reply_write(count > len)");
-		return send1(h, &co, sizeof(co));
-	}
-	default:
-		return fring_req_reply_misuse(h, "reply_write");
-	}
+	struct fuse_copy_file_range_out co = { .bytes_copied = count };
 	struct fuse_write_out wo = { .size = count };
+	uint64_t len;
 
+	GET_REQ(r, h);
+	if (!fits(r, FRING_R_WRITE | FRING_R_COPY64))
+		return fring_req_reply_misuse(h, "reply_write");
+	/* WRITE, or COPY_FILE_RANGE(_64) */
+	len = r->opcode == FUSE_WRITE ? r->d.a.write.len : r->d.a.copy.len;
+	if (count > len)
+		return fring_req_reply_misuse(h, "reply_write(count > len)");
+	if (fits(r, FRING_R_COPY64))
+		return send1(h, &co, sizeof(co));
 	return send1(h, &wo, sizeof(wo));
 }
 
@@ -315,18 +294,15 @@ static int32_t h_reply_data(fring_req *h, const void *data, uint32_t len)
 	uint32_t max;
 
 	GET_REQ(r, h);
-	switch (r->opcode) {
-	case FUSE_READ:
+	if (!fits(r, FRING_R_DATA))
+		return fring_req_reply_misuse(h, "reply_data");
+	if (r->opcode == FUSE_READ) {
 		max = r->d.a.read.len;
-		break;
-	case FUSE_GETXATTR: case FUSE_LISTXATTR:
+	} else { /* GETXATTR LISTXATTR */
 		max = r->d.a.xattr.max;
 		if (max == 0)
 			return fring_req_reply_misuse(
 				h, "reply_data (size probe needs reply_xattr_size)");
-		break;
-	default:
-		return fring_req_reply_misuse(h, "reply_data");
 	}
 	if (len > max)
 		return fring_req_reply_misuse(h, "reply_data(len > requested size)");
@@ -340,7 +316,7 @@ static int32_t h_reply_statfs(fring_req *h, const struct fring_statfs *s)
 	struct fuse_statfs_out so;
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_STATFS)
+	if (!fits(r, FRING_R_STATFS))
 		return fring_req_reply_misuse(h, "reply_statfs");
 	if (!s)
 		return fring_req_reply_misuse(h, "reply_statfs(NULL)");
@@ -353,8 +329,7 @@ static int32_t h_reply_xattr_size(fring_req *h, uint32_t value_size)
 	struct fuse_getxattr_out go = { .size = value_size };
 
 	GET_REQ(r, h);
-	if ((r->opcode != FUSE_GETXATTR && r->opcode != FUSE_LISTXATTR) ||
-	    r->d.a.xattr.max != 0)
+	if (!fits(r, FRING_R_XATTR_SIZE) || r->d.a.xattr.max != 0)
 		return fring_req_reply_misuse(h, "reply_xattr_size");
 	return send1(h, &go, sizeof(go));
 }
@@ -364,7 +339,7 @@ static int32_t h_reply_lock(fring_req *h, const struct fring_lock *l)
 	struct fuse_lk_out lo;
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_GETLK)
+	if (!fits(r, FRING_R_LOCK))
 		return fring_req_reply_misuse(h, "reply_lock");
 	if (!l)
 		return fring_req_reply_misuse(h, "reply_lock(NULL)");
@@ -381,7 +356,7 @@ static int32_t h_reply_lseek(fring_req *h, uint64_t offset)
 	struct fuse_lseek_out so = { .offset = offset };
 
 	GET_REQ(r, h);
-	if (r->opcode != FUSE_LSEEK)
+	if (!fits(r, FRING_R_LSEEK))
 		return fring_req_reply_misuse(h, "reply_lseek");
 	return send1(h, &so, sizeof(so));
 }
@@ -390,7 +365,7 @@ static int32_t h_reply_lseek(fring_req *h, uint64_t offset)
 
 static int is_readdir(const struct fring_req *r)
 {
-	return r->opcode == FUSE_READDIR || r->opcode == FUSE_READDIRPLUS;
+	return fits(r, FRING_R_DIRENT | FRING_R_DIRENTPLUS);
 }
 
 /* The listing lives in transport scratch memory when it is big enough,
@@ -448,7 +423,7 @@ static int32_t h_dir_add(fring_req *h, const char *name, uint32_t namelen,
 	ret = dir_check(h, r, "dir_add");
 	if (ret)
 		return ret;
-	if (r->opcode == FUSE_READDIR)
+	if (fits(r, FRING_R_DIRENT))
 		return dir_result(r, fring_encode_dirent(r->dirbuf, r->dir_cap,
 							 &r->dir_used, name,
 							 namelen, ino, type,
@@ -479,14 +454,14 @@ static int32_t h_dir_add_plus(fring_req *h, const char *name, uint32_t namelen,
 		return ret;
 	if (!e)
 		return -EINVAL;
-	if (r->opcode == FUSE_READDIRPLUS &&
+	if (fits(r, FRING_R_DIRENTPLUS) &&
 	    (why = fring_entry_refusal(r, e->ino, name, namelen))) {
 		/* The listing is answered EIO at reply_dir. */
 		fring_entry_log(r, why, name, namelen);
 		r->dir_refused = 1;
 		return -EINVAL;
 	}
-	if (r->opcode == FUSE_READDIR)
+	if (fits(r, FRING_R_DIRENT))
 		return dir_result(r, fring_encode_dirent(r->dirbuf, r->dir_cap,
 							 &r->dir_used, name,
 							 namelen, e->ino,

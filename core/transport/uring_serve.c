@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../proto/ops.h"
 #include "../runtime/dispatch.h"
 #include "../runtime/log.h"
 #include "uring_internal.h"
@@ -139,12 +140,6 @@ static int ent_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
 	return 0;
 }
 
-static int no_reply_op(uint32_t opcode)
-{
-	return opcode == FUSE_FORGET || opcode == FUSE_BATCH_FORGET ||
-	       opcode == FUSE_INTERRUPT || opcode == FUSE_NOTIFY_REPLY;
-}
-
 /* fring_req release hook (any thread): the request layer is done with the
  * fring_req, so the entry may go back to the kernel. */
 static void ent_release(struct fring_req *r)
@@ -169,7 +164,7 @@ static void ent_release(struct fring_req *r)
 	 * Every ring request must be committed, or the entry is lost. */
 	if (atomic_load_explicit(&e->state, memory_order_acquire) == ENT_USER &&
 	    ent_cas(e, ENT_USER, ENT_REPLIED))
-		write_out_header(e, no_reply_op(r->opcode) ? 0 : -EIO,
+		write_out_header(e, fring_op_no_reply(r->opcode) ? 0 : -EIO,
 				 r->unique, 0);
 	if (!ent_cas(e, ENT_REPLIED, ENT_COMMITTING)) {
 		fring_err("uring: qid %u: second commit of one request "

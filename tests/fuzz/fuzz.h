@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "proto/ops.h"
 #include "runtime/dispatch.h"
 
 #define FZ_FRAME 6
@@ -88,7 +89,5 @@ void fuzz_plugin_answer(fring_req *r);
 /* fuzz_check.c: the fake transport. */
 int fuzz_send(struct fring_req *r, const struct iovec *iov, int n);
 void fuzz_release(struct fring_req *r);
-int fuzz_no_reply_op(uint32_t op);
-int fuzz_empty_success(uint32_t op);
 
 #endif /* FRING_FUZZ_H */

@@ -1,8 +1,9 @@
 /*
  * The fake transport of fuzz_decode: every reply the runtime hands it must
  * be one the kernel would accept. Out header length = iovec total, error
- * in -511..0 with no body, body size per the opcode's reply rules,
- * dirent records well formed, at most one reply, none to FORGET & co.
+ * in -511..0 with no body, body size per the opcode's reply kinds (its
+ * row in core/proto/ops.def), dirent records well formed, at most one
+ * reply, none to FORGET & co.
  */
 #include <errno.h>
 #include <string.h>
@@ -10,72 +11,62 @@
 
 #include "fuzz.h"
 
-int fuzz_no_reply_op(uint32_t op)
+/* Size rule of one reply body (FRING_R_*) for this request: exact size
+ * (returns 1) or at most *size (returns 0); -1: not for this request. */
+static int kind_rule(uint32_t kind, const struct fring_decoded *d, size_t *size)
 {
-	return op == FUSE_FORGET || op == FUSE_BATCH_FORGET ||
-	       op == FUSE_INTERRUPT || op == FUSE_NOTIFY_REPLY;
-}
-
-/* Ops whose success reply has no body. */
-int fuzz_empty_success(uint32_t op)
-{
-	switch (op) {
-	case FUSE_UNLINK: case FUSE_RMDIR: case FUSE_RENAME: case FUSE_RENAME2:
-	case FUSE_SETXATTR: case FUSE_REMOVEXATTR: case FUSE_FLUSH:
-	case FUSE_RELEASE: case FUSE_RELEASEDIR: case FUSE_FSYNC:
-	case FUSE_FSYNCDIR: case FUSE_SETLK: case FUSE_SETLKW:
-	case FUSE_ACCESS: case FUSE_FALLOCATE: case FUSE_SYNCFS:
-	case FUSE_DESTROY:
-		return 1;
-	}
-	return 0;
-}
-
-/* Size rule of a success body: exact size (returns 1) or at most *max
- * (returns 0); -1: this op may not succeed at all. */
-static int body_rule(const struct fring_decoded *d, size_t *size)
-{
-	switch (d->opcode) {
-	case FUSE_LOOKUP: case FUSE_MKNOD: case FUSE_MKDIR:
-	case FUSE_SYMLINK: case FUSE_LINK:
-		*size = sizeof(struct fuse_entry_out);
-		return 1;
-	case FUSE_CREATE: case FUSE_TMPFILE:
+	switch (kind) {
+	case FRING_R_EMPTY: *size = 0; return 1;
+	case FRING_R_ENTRY: *size = sizeof(struct fuse_entry_out); return 1;
+	case FRING_R_CREATE:
 		*size = sizeof(struct fuse_entry_out) + sizeof(struct fuse_open_out);
 		return 1;
-	case FUSE_GETATTR: case FUSE_SETATTR:
-		*size = sizeof(struct fuse_attr_out);
-		return 1;
-	case FUSE_STATX: *size = sizeof(struct fuse_statx_out); return 1;
-	case FUSE_OPEN: case FUSE_OPENDIR:
-		*size = sizeof(struct fuse_open_out);
-		return 1;
-	case FUSE_WRITE: case FUSE_COPY_FILE_RANGE:
-		*size = sizeof(struct fuse_write_out);
-		return 1;
-	case FUSE_COPY_FILE_RANGE_64:
+	case FRING_R_ATTR: *size = sizeof(struct fuse_attr_out); return 1;
+	case FRING_R_STATX: *size = sizeof(struct fuse_statx_out); return 1;
+	case FRING_R_OPEN: *size = sizeof(struct fuse_open_out); return 1;
+	case FRING_R_WRITE: *size = sizeof(struct fuse_write_out); return 1;
+	case FRING_R_COPY64:
 		*size = sizeof(struct fuse_copy_file_range_out);
 		return 1;
-	case FUSE_STATFS: *size = sizeof(struct fuse_statfs_out); return 1;
-	case FUSE_GETLK: *size = sizeof(struct fuse_lk_out); return 1;
-	case FUSE_LSEEK: *size = sizeof(struct fuse_lseek_out); return 1;
-	case FUSE_READLINK:
+	case FRING_R_STATFS: *size = sizeof(struct fuse_statfs_out); return 1;
+	case FRING_R_LOCK: *size = sizeof(struct fuse_lk_out); return 1;
+	case FRING_R_LSEEK: *size = sizeof(struct fuse_lseek_out); return 1;
+	case FRING_R_READLINK:
 		*size = (size_t)sysconf(_SC_PAGESIZE) - 1;
 		return 0;
-	case FUSE_READ: case FUSE_READDIR: case FUSE_READDIRPLUS:
+	case FRING_R_DIRENT: case FRING_R_DIRENTPLUS:
 		*size = d->a.read.len;
 		return 0;
-	case FUSE_GETXATTR: case FUSE_LISTXATTR:
-		if (d->a.xattr.max == 0) {
-			*size = sizeof(struct fuse_getxattr_out);
-			return 1;
+	case FRING_R_DATA:
+		if (d->opcode == FUSE_READ) {
+			*size = d->a.read.len;
+			return 0;
 		}
+		/* GETXATTR LISTXATTR: a size probe takes no data */
 		*size = d->a.xattr.max;
-		return 0;
-	default:
-		*size = 0;
-		return fuzz_empty_success(d->opcode) ? 1 : -1;
+		return d->a.xattr.max ? 0 : -1;
+	case FRING_R_XATTR_SIZE:
+		*size = sizeof(struct fuse_getxattr_out);
+		return d->a.xattr.max ? -1 : 1;
 	}
+	FUZZ_ASSERT(0, "reply kind %#x has no rule here", kind);
+	return -1;
+}
+
+/* The rule of the first of the op's reply kinds (ops.def) that fits the
+ * request; -1: this op may not succeed at all. */
+static int body_rule(const struct fring_decoded *d, size_t *size)
+{
+	uint32_t kinds = fring_op_replies(d->opcode);
+
+	*size = 0;
+	for (uint32_t k = 1; k && k <= FRING_R_LAST; k <<= 1) {
+		int rule = kinds & k ? kind_rule(k, d, size) : -1;
+
+		if (rule >= 0)
+			return rule;
+	}
+	return -1;
 }
 
 /* READDIR / READDIRPLUS: back-to-back records, each 8-aligned with zero
@@ -134,11 +125,11 @@ static void check_body(const struct fring_decoded *d, const uint8_t *b,
 			    (unsigned long long)co.bytes_copied);
 		break;
 	}
-	case FUSE_READDIR:
-	case FUSE_READDIRPLUS:
-		check_dirents(b, len, d->opcode == FUSE_READDIRPLUS);
-		break;
 	}
+	if (fring_op_replies(d->opcode) & FRING_R_DIRENT)
+		check_dirents(b, len, 0);
+	if (fring_op_replies(d->opcode) & FRING_R_DIRENTPLUS)
+		check_dirents(b, len, 1);
 }
 
 static volatile uint8_t sink;
@@ -153,7 +144,7 @@ int fuzz_send(struct fring_req *r, const struct iovec *iov, int n)
 	int kind;
 
 	FUZZ_ASSERT(q && r == &q->r, "reply for a request not in flight");
-	FUZZ_ASSERT(!fuzz_no_reply_op(q->exp.opcode), "reply to %s",
+	FUZZ_ASSERT(!fring_op_no_reply(q->exp.opcode), "reply to %s",
 		    fring_opcode_name(q->exp.opcode));
 	FUZZ_ASSERT(++q->sends == 1, "second reply to unique %llu",
 		    (unsigned long long)r->unique);

@@ -63,20 +63,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* The error the reply must carry; 0 if unknown (any is fine). */
 static int expected_error(const struct fuzz_req *q, int defaults, int32_t *err)
 {
-	uint32_t op = q->exp.opcode;
+	uint32_t op = q->exp.opcode, flags = fring_op_flags(op);
 
 	if (q->exp_rc)
 		*err = q->exp_rc == -ENOSYS ? -ENOSYS : -EIO;
-	else if (op == FUSE_INIT)
-		*err = -EIO; /* answered once, before serving */
-	else if (op == FUSE_DESTROY)
-		*err = 0;
-	else if (op == FUSE_SYNCFS)
-		*err = -ENOSYS; /* no op slot in the ABI */
+	else if (flags & FRING_OP_SESSION)
+		/* INIT is answered once, before serving; DESTROY at stop. */
+		*err = op == FUSE_DESTROY ? 0 : -EIO;
+	else if (!(flags & FRING_OP_PLUGIN))
+		*err = -ENOSYS; /* no op slot in the ABI (SYNCFS) */
 	else if (defaults)
-		*err = op == FUSE_OPEN || op == FUSE_OPENDIR || op == FUSE_FLUSH ||
-		       op == FUSE_RELEASE || op == FUSE_RELEASEDIR ||
-		       op == FUSE_FSYNCDIR || op == FUSE_STATFS ? 0 : -ENOSYS;
+		*err = flags & FRING_OP_DEFAULT ? 0 : -ENOSYS;
 	else
 		return fuzz_plugin_expect(err);
 	return 1;
@@ -149,7 +146,7 @@ static void check_finished(struct fuzz_req *q, struct fring_dispatch *dx,
 	int32_t err;
 
 	FUZZ_ASSERT(q->releases == 1, "%d releases", q->releases);
-	if (shortread || fuzz_no_reply_op(q->exp.opcode)) {
+	if (shortread || fring_op_no_reply(q->exp.opcode)) {
 		FUZZ_ASSERT(q->sends == 0, "reply to a request that gets none");
 	} else {
 		FUZZ_ASSERT(q->sends == 1, "%d replies", q->sends);
