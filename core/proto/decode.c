@@ -133,13 +133,15 @@ static int decode_make(uint32_t op, const union arg0 *u, size_t a0len,
 		m->mode = (u->mkdir.mode & ~(uint32_t)S_IFMT) | S_IFDIR;
 		m->umask = u->mkdir.umask;
 		return 0;
-	default: /* CREATE TMPFILE */
+	case FUSE_CREATE:
+	case FUSE_TMPFILE:
 		m->flags = u->create.flags;
 		m->mode = u->create.mode;
 		m->umask = u->create.umask;
 		m->open_flags = u->create.open_flags;
 		return 0;
 	}
+	return -ENOSYS; /* routed here (ops.def) without a case */
 }
 
 /* LOOKUP UNLINK RMDIR RENAME RENAME2 LINK */
@@ -169,7 +171,9 @@ static int decode_names(uint32_t op, const union arg0 *u, size_t a0len,
 		l->newparent = out->nodeid;
 		return take_name(c, &l->newname, &l->newnamelen);
 	}
-	default: { /* LOOKUP UNLINK RMDIR */
+	case FUSE_LOOKUP:
+	case FUSE_UNLINK:
+	case FUSE_RMDIR: {
 		struct fring_name_args *n = &out->a.name;
 
 		n->size = sizeof(*n);
@@ -177,9 +181,11 @@ static int decode_names(uint32_t op, const union arg0 *u, size_t a0len,
 		return take_name(c, &n->name, &n->namelen);
 	}
 	}
+	return -ENOSYS; /* routed here (ops.def) without a case */
 }
 
-/* SETXATTR GETXATTR LISTXATTR REMOVEXATTR */
+/* SETXATTR GETXATTR LISTXATTR REMOVEXATTR (the opcode decides what is
+ * read: a new op routed here needs its place in the checks). */
 static int decode_xattr(uint32_t op, const union arg0 *u, size_t a0len,
 			struct cursor *c, const struct fring_proto_conn *conn,
 			struct fring_decoded *out)
@@ -208,29 +214,32 @@ static int decode_xattr(uint32_t op, const union arg0 *u, size_t a0len,
 	return 0;
 }
 
-/* READ READDIR READDIRPLUS WRITE */
-static int decode_io(uint32_t op, const union arg0 *u, size_t a0len,
-		     struct cursor *c, const struct fring_proto_conn *conn,
-		     struct fring_decoded *out)
+static int decode_write(uint32_t op, const union arg0 *u, size_t a0len,
+			struct cursor *c, const struct fring_proto_conn *conn,
+			struct fring_decoded *out)
 {
-	if (op == FUSE_WRITE) {
-		struct fring_write_args *w = &out->a.write;
-		uint32_t max = conn ? conn->max_write : 0;
+	struct fring_write_args *w = &out->a.write;
+	uint32_t max = conn ? conn->max_write : 0;
 
-		if (u->write.size > c->left || (max && u->write.size > max))
-			return -EPROTO;
-		w->size = sizeof(*w);
-		w->len = u->write.size;
-		w->nodeid = out->nodeid;
-		w->fh = u->write.fh;
-		w->offset = u->write.offset;
-		w->lock_owner = u->write.lock_owner;
-		w->write_flags = u->write.write_flags;
-		w->flags = u->write.flags;
-		w->data = c->p;
-		return 0;
-	}
+	if (u->write.size > c->left || (max && u->write.size > max))
+		return -EPROTO;
+	w->size = sizeof(*w);
+	w->len = u->write.size;
+	w->nodeid = out->nodeid;
+	w->fh = u->write.fh;
+	w->offset = u->write.offset;
+	w->lock_owner = u->write.lock_owner;
+	w->write_flags = u->write.write_flags;
+	w->flags = u->write.flags;
+	w->data = c->p;
+	return 0;
+}
 
+/* READ READDIR READDIRPLUS */
+static int decode_read(uint32_t op, const union arg0 *u, size_t a0len,
+		       struct cursor *c, const struct fring_proto_conn *conn,
+		       struct fring_decoded *out)
+{
 	struct fring_read_args *r = &out->a.read;
 
 	if (u->read.size > MAX_IO_SIZE)
@@ -272,7 +281,9 @@ static int decode_handle(uint32_t op, const union arg0 *u, size_t a0len,
 			.fh = u->fsync.fh,
 			.datasync = u->fsync.fsync_flags & FUSE_FSYNC_FDATASYNC };
 		return 0;
-	default: /* GETLK SETLK SETLKW */
+	case FUSE_GETLK:
+	case FUSE_SETLK:
+	case FUSE_SETLKW:
 		out->a.lock = (struct fring_lock_args){
 			.size = sizeof(out->a.lock), .nodeid = out->nodeid,
 			.sleep = op == FUSE_SETLKW, .fh = u->lk.fh,
@@ -282,6 +293,7 @@ static int decode_handle(uint32_t op, const union arg0 *u, size_t a0len,
 		out->is_flock = !!(u->lk.lk_flags & FUSE_LK_FLOCK);
 		return 0;
 	}
+	return -ENOSYS; /* routed here (ops.def) without a case */
 }
 
 /* GETATTR SETATTR OPEN OPENDIR ACCESS FALLOCATE LSEEK STATX COPY_* */
@@ -339,7 +351,8 @@ static int decode_inode(uint32_t op, const union arg0 *u, size_t a0len,
 			.fh = u->statx.fh, .sx_flags = u->statx.sx_flags,
 			.sx_mask = u->statx.sx_mask };
 		return 0;
-	default: /* COPY_FILE_RANGE COPY_FILE_RANGE_64 */
+	case FUSE_COPY_FILE_RANGE:
+	case FUSE_COPY_FILE_RANGE_64:
 		out->a.copy = (struct fring_copy_range_args){
 			.size = sizeof(out->a.copy), .nodeid_in = out->nodeid,
 			.fh_in = u->copy.fh_in, .off_in = u->copy.off_in,
@@ -348,6 +361,7 @@ static int decode_inode(uint32_t op, const union arg0 *u, size_t a0len,
 			.flags = u->copy.flags };
 		return 0;
 	}
+	return -ENOSYS; /* routed here (ops.def) without a case */
 }
 
 static int decode_forget(uint32_t op, const union arg0 *u, size_t a0len,
