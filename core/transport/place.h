@@ -15,8 +15,9 @@
  * Such a client is also moved between CPUs by the scheduler, so its
  * requests arrive on several qids; each request's pid tells whose they are
  * (fring_place_hops).
- * In one bench run on the 2-CPU AMD EPYC VM (bench/RESULTS-amd-epyc.md,
- * medians) a thread beside (queues: 1) served one client at iodepth 8
+ * In one bench run on the 2-CPU AMD EPYC VM (medians,
+ * bench/results/amd-epyc-2026-12-01/RESULTS.md) a thread beside (queues: 1)
+ * served one client at iodepth 8
  * 1.69x (reads) / 1.82x (writes) as fast as threads on their own CPUs,
  * two psync clients 0.31x and metadata creates 0.59x.
  *

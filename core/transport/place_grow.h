@@ -11,8 +11,9 @@
  * serves several clients (issuing tasks, fuse_in_header.pid) in the same
  * window makes them take turns on one thread, as two psync clients on
  * one queue thread did on the AMD EPYC VM (0.31x of a thread each,
- * bench/RESULTS-amd-epyc.md). One deep client alone on a qid is not a
- * reason: a qid registered elsewhere already serves it from beside.
+ * bench/results/amd-epyc-2026-12-01/RESULTS.md). One deep client alone on
+ * a qid is not a reason: a qid registered elsewhere already serves it from
+ * beside.
  *
  * The kernel cannot unregister a qid before the connection ends, so this
  * only grows; a registration that takes no client of its own (the clients

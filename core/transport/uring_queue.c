@@ -188,7 +188,7 @@ static uint64_t now_ns(void)
  * per request on the Intel Xeon VM (2 CPUs, the guest's haltpoll off). A
  * scandir loop bounced between the CPUs that way at 0.9x /dev/fuse; polling
  * 1000 us listed at 1.06x-1.19x of it, and fio 4k randread qd8 gained
- * 17-19% over a 20 us budget (bench/RESULTS.md, run 8).
+ * 17-19% over a 20 us budget (bench/results/HISTORY.md, run 8).
  *
  * The poller spins POLL_SPIN_NS without yielding (a continuing burst is
  * served at once), then yields the CPU on each turn, and gives up as soon

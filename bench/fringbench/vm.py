@@ -1,8 +1,10 @@
-"""What bench/bufpool and bench/zerocopy share: measuring on a kernel with
-FUSE buffer pools (Linux 7.3), which on an older host means running the
-script itself in the tests/vm guest and writing the report from what the
-guest prints back; the machine description; the report's header; and
-bench/run's fio jobs and server targets, loaded from that script.
+# SPDX-License-Identifier: MIT
+"""What bench/bufpool, bench/zerocopy and bench/bindings share: measuring
+on a kernel with FUSE buffer pools (Linux 7.3), which on an older host
+means running the script itself in the tests/vm guest and writing the
+report from what the guest prints back; the machine description; the
+report's header; the scratch tmpfs; and where the files go
+(fringbench.results). Times are seconds, sizes bytes unless named MiB.
 
 Stdlib only. See bench/README.md.
 """
@@ -11,8 +13,6 @@ import argparse
 import contextlib
 import datetime
 import hashlib
-import importlib.machinery
-import importlib.util
 import json
 import os
 import platform
@@ -24,11 +24,13 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-FUSECTL = "/sys/fs/fuse/connections"
-MiB = 1 << 20
-GiB = 1 << 30
+from . import REPO
+from . import util
+from .machine import cpu_model, fring_commit
+from .results import RESULTS, run_dir, write_run_file
+from . import summary
+from .util import GiB, MiB  # noqa: F401 (the scripts' units)
+from .procs import FUSECTL  # noqa: F401 (bench/bufpool aborts its own mount)
 
 
 class Fail(Exception):
@@ -36,8 +38,8 @@ class Fail(Exception):
 
 
 def read_text(path, default=""):
-    """A file's text, stripped; default where it cannot be read."""
-    return bench_run().read_text(path, default)
+    """A file's text, stripped; default ("") where it cannot be read."""
+    return util.read_text(path, default)
 
 
 def has_pools():
@@ -49,21 +51,6 @@ def mount_devs(path):
     """The "major:minor" of each mount stacked on path (from mountinfo)."""
     with open("/proc/self/mountinfo") as f:
         return [l.split()[2] for l in f if l.split()[4] == path]
-
-
-def bench_run():
-    """bench/run as a module (it runs nothing on import): its fio jobs
-    (FIO_JOBS, run_fio, layout_files) and its targets (FringTarget,
-    ExtraTarget), so that every benchmark runs J1..J6 the same way."""
-    mod = sys.modules.get("bench_run")
-    if mod is None:
-        path = os.path.join(HERE, "run")
-        loader = importlib.machinery.SourceFileLoader("bench_run", path)
-        spec = importlib.util.spec_from_file_location("bench_run", path, loader=loader)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["bench_run"] = mod
-        loader.exec_module(mod)
-    return mod
 
 
 def build_dir(option):
@@ -84,31 +71,21 @@ def wait_line(path, marker, timeout):
         time.sleep(0.1)
 
 
-def git(*argv):
-    r = subprocess.run(["git", "--no-optional-locks", "-C", REPO, *argv],
-                       capture_output=True, text=True)
-    return r.stdout.strip() if r.returncode == 0 else None
-
-
 def machine(fring):
-    cpu = [l.split(":", 1)[1].strip() for l in read_text("/proc/cpuinfo").splitlines()
-           if l.startswith("model name")]
+    """The machine (memory in MiB) and the fring binary at path fring."""
     mem = [int(l.split()[1]) for l in read_text("/proc/meminfo").splitlines()
            if l.startswith("MemTotal:")]
-    commit = git("rev-parse", "--short", "HEAD") or "?"
-    if git("status", "--porcelain", "--untracked-files=no"):
-        commit += " (working tree has uncommitted changes)"
     cache = os.path.join(os.path.dirname(os.path.dirname(fring)), "CMakeCache.txt")
     btype = [l.split("=", 1)[1] for l in read_text(cache).splitlines()
              if l.startswith("CMAKE_BUILD_TYPE:")]
     return {"kernel": platform.release(), "vcpus": os.cpu_count(),
             "possible_cpus": read_text("/sys/devices/system/cpu/possible"),
             "memory_mib": mem[0] // 1024 if mem else None,
-            "cpu_model": cpu[0] if cpu else "?",
+            "cpu_model": cpu_model(),
             "enable_uring": read_text("/sys/module/fuse/parameters/enable_uring", "?"),
             "fio": subprocess.run(["fio", "--version"], capture_output=True,
                                   text=True).stdout.strip(),
-            "fring_commit": commit, "fring": fring,
+            "fring_commit": fring_commit(), "fring": fring,
             "fring_build_type": btype[0] if btype else "?",
             "fring_mtime": datetime.datetime.fromtimestamp(os.path.getmtime(fring))
             .astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")}
@@ -202,8 +179,10 @@ class VMBench:
         p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
         p.add_argument("--quick", action="store_true",
                        help="one round of 3 s jobs, output in a new /tmp directory")
-        p.add_argument("--out", help="report (default bench/%s.md); the JSON goes "
-                                     "beside it as %s.json" % (self.prog.upper(), self.prog))
+        p.add_argument("--out", help="report (default %s.md in a new folder "
+                                     "bench/results/MACHINE-DATE-%s/); the JSON goes "
+                                     "beside it as %s.json" % (self.prog.upper(), self.prog,
+                                                                self.prog))
         p.add_argument("--fring", metavar="BUILD_DIR",
                        help="fring build tree (default $FRING_BENCH_BUILD, else build/)")
         p.add_argument("--timeout", type=int, default=None,
@@ -214,7 +193,8 @@ class VMBench:
 
     def parse(self, p):
         """The options with --timeout and --fring filled in, and the paths of
-        the report and of the JSON beside it."""
+        the report and of the JSON beside it (None, None: a new run folder,
+        named once the results say where and when they were taken)."""
         args = p.parse_args()
         args.timeout = args.timeout or self.timeouts[args.quick]
         args.fring = build_dir(args.fring)
@@ -222,8 +202,14 @@ class VMBench:
         if args.out is None and args.quick and not args.emit:
             args.out = os.path.join(tempfile.mkdtemp(prefix="fring-%s-quick-" % self.prog),
                                     report)
-        out = os.path.abspath(args.out or os.path.join(HERE, report))
-        return args, out, os.path.join(os.path.dirname(out), self.prog + ".json")
+        return (args,) + self.paths(args.out)
+
+    def paths(self, out):
+        """The report at out and the JSON beside it; (None, None) for None."""
+        if out is None:
+            return None, None
+        out = os.path.abspath(out)
+        return out, os.path.join(os.path.dirname(out), self.prog + ".json")
 
     def results(self, args, fring, **more):
         """The head of the results, before the rounds; more goes in the middle."""
@@ -272,11 +258,23 @@ class VMBench:
         res["load_after"] = read_text("/proc/loadavg").split()[:3]
 
     def write(self, res, markdown, out, js):
+        """The report and the JSON; with out None in a new run folder under
+        bench/results/, with its RUN.txt."""
+        folder = None
+        if out is None:
+            folder = run_dir(res["machine"]["cpu_model"], res["start"], self.prog)
+            out, js = self.paths(os.path.join(folder, self.prog.upper() + ".md"))
         for path, text in ((out, markdown(res)), (js, json.dumps(res, indent=1) + "\n")):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(text)
+        if folder is not None:
+            host = res.get("host")
+            write_run_file(folder, shlex.split(host["command"]) if host else res["argv"],
+                           res["machine"]["fring_commit"], res["argv"] if host else None)
         self.log("wrote %s and %s" % (out, js))
+        if summary.update(os.path.dirname(out)):
+            self.log("updated %s" % summary.SUMMARY)
 
     def via_vm(self, timeout, guest_args, markdown, out, js):
         """Run this script in the tests/vm guest and write what it prints back."""
@@ -342,9 +340,9 @@ class VMBench:
               flush=True)
         if args.emit:
             pass
-        elif os.access(os.path.dirname(out), os.W_OK):
+        elif os.access(os.path.dirname(out) if out else RESULTS, os.W_OK):
             self.write(res, markdown, out, js)
         else:
             self.log("%s is read-only here: run `bench/%s` on the host to have the "
-                     "report written" % (os.path.dirname(out), self.prog))
+                     "report written" % (os.path.dirname(out) if out else RESULTS, self.prog))
         return 0
