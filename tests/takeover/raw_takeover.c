@@ -204,8 +204,11 @@ static struct msg *pump(int ms, int (*pred)(const struct msg *, const void *),
 			continue;
 		struct msg scratch, *into = S.nlog < 4096 ? &S.log[S.nlog] : &scratch;
 
-		if (read(S.rep[0], into, sizeof(struct msg)) == sizeof(struct msg) &&
-		    into != &scratch)
+		if (read(S.rep[0], into, sizeof(struct msg)) != sizeof(struct msg))
+			continue;
+		if (into->type == M_READY && into->unique) /* INIT was read there */
+			S.minor = (uint32_t)into->cid;
+		if (into != &scratch)
 			S.nlog++;
 	}
 }
