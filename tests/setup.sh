@@ -1,8 +1,8 @@
 #!/bin/bash
 # Prepare a fresh Debian 12 machine (as root) to build and test fring:
 # build and test dependencies (fio, stress-ng: integrity, fio also
-# tests/tsan.sh; clang-14 and its runtime: libFuzzer; libtsan2: gcc's
-# ThreadSanitizer, tests/tsan.sh; valgrind: leak checks; abigail-tools: the
+# tests/tools/tsan.sh; clang-14 and its runtime: libFuzzer; libtsan2: gcc's
+# ThreadSanitizer, tests/tools/tsan.sh; valgrind: leak checks; abigail-tools: the
 # ABI check against abi/baseline; libclang1-14: bindgen for the Rust
 # binding; cffi from PyPI: the Python binding; python3-venv: its install
 # test; qemu-system-x86, kmod,

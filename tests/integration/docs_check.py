@@ -24,7 +24,7 @@ def test_readme_has_exactly_two_one_line_setup_commands():
     cmds = setup_commands()
     assert len(cmds) == 2, cmds
     assert all("\n" not in c for c in cmds)
-    assert "plugins/memfs/example.yaml" in open(os.path.join(ROOT, "tests", "demo-memfs.sh")).read()
+    assert "plugins/memfs/example.yaml" in open(os.path.join(ROOT, "tests", "tools", "demo-memfs.sh")).read()
     assert "ctest" in cmds[1]
 
 

@@ -74,13 +74,13 @@ def test_memfs_example_serves(spawn, fixed_dirs):
 
 
 def test_demo_shows_each_command_as_written(fixed_dirs):
-    """tests/demo-memfs.sh (README set-up step 1) prints every command with
+    """tests/tools/demo-memfs.sh (README set-up step 1) prints every command with
     its redirections before running it, then stops fring cleanly."""
     mnt = fixed_dirs("/tmp/fring-memfs")
     built = os.path.join(ROOT, "build", "bin", "fring")
     if os.path.realpath(shutil.which(FRING) or FRING) != os.path.realpath(built):
         pytest.skip("the demo runs build/bin/fring, not the fring under test")
-    r = subprocess.run([os.path.join(ROOT, "tests", "demo-memfs.sh")],
+    r = subprocess.run([os.path.join(ROOT, "tests", "tools", "demo-memfs.sh")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()

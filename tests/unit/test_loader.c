@@ -18,26 +18,11 @@
 #include <unistd.h>
 
 #include "loader/loader_internal.h"
+#include "fakehost.h"
 
 #define FX FRING_TEST_FIXTURE_DIR
 
-static void fake_log(fring_mount *m, int32_t level, const char *msg)
-{
-}
-
-static int32_t fake_log_enabled(fring_mount *m, int32_t level)
-{
-	return 1;
-}
-
-static const struct fring_host_api host = {
-	.size = sizeof(struct fring_host_api),
-	.abi_major = FRING_ABI_MAJOR,
-	.abi_minor = FRING_ABI_MINOR,
-	.host_version = "test",
-	.log = fake_log,
-	.log_enabled = fake_log_enabled,
-};
+static const struct fring_host_api *const host = &fake_host;
 
 static void drop(struct fring_loaded_plugin *p)
 {
@@ -81,7 +66,7 @@ Test(loader, good_by_path)
 	struct fring_loaded_plugin *p = NULL;
 	char *err = NULL, *want = real(FX "/good.so");
 
-	cr_assert_eq(fring_loader_open(FX "/./good.so", &host, &p, &err), 0,
+	cr_assert_eq(fring_loader_open(FX "/./good.so", host, &p, &err), 0,
 		     "%s", err);
 	cr_assert_null(err);
 	cr_assert_str_eq(p->path, want);
@@ -108,7 +93,7 @@ Test(loader, bare_so_name_is_a_path_relative_to_cwd)
 	char *err = NULL, *want = real(FX "/good.so");
 
 	cr_assert_eq(chdir(FX), 0);
-	cr_assert_eq(fring_loader_open("good.so", &host, &p, &err), 0, "%s",
+	cr_assert_eq(fring_loader_open("good.so", host, &p, &err), 0, "%s",
 		     err);
 	cr_assert_str_eq(p->path, want);
 	free(want);
@@ -122,7 +107,7 @@ Test(loader, good_by_name_over_several_dirs)
 
 	/* Missing and empty entries are skipped. */
 	setenv("FRING_PLUGIN_PATH", ":/nonexistent-a::" FX ":/nonexistent-b", 1);
-	cr_assert_eq(fring_loader_open("good", &host, &p, &err), 0, "%s", err);
+	cr_assert_eq(fring_loader_open("good", host, &p, &err), 0, "%s", err);
 	cr_assert_str_eq(p->path, want);
 	cr_assert_str_eq(p->desc.name, "good");
 	free(want);
@@ -137,13 +122,13 @@ Test(loader, first_dir_on_path_wins, .fini = remove_shadow)
 	make_shadow();
 	snprintf(path, sizeof(path), "%s:%s", shadow, FX);
 	setenv("FRING_PLUGIN_PATH", path, 1);
-	cr_assert_eq(fring_loader_open("good", &host, &p, &err), 0, "%s", err);
+	cr_assert_eq(fring_loader_open("good", host, &p, &err), 0, "%s", err);
 	cr_assert_str_eq(p->desc.name, "good_older");
 	drop(p);
 
 	snprintf(path, sizeof(path), "%s:%s", FX, shadow);
 	setenv("FRING_PLUGIN_PATH", path, 1);
-	cr_assert_eq(fring_loader_open("good", &host, &p, &err), 0, "%s", err);
+	cr_assert_eq(fring_loader_open("good", host, &p, &err), 0, "%s", err);
 	cr_assert_str_eq(p->desc.name, "good");
 	drop(p);
 }
@@ -153,7 +138,7 @@ Test(loader, find_does_not_load)
 	char *path = NULL, *err = NULL, *want = real(FX "/no_entry.so");
 
 	setenv("FRING_PLUGIN_PATH", FX, 1);
-	cr_assert_eq(fring_loader_find("no_entry", &host, &path, &err), 0);
+	cr_assert_eq(fring_loader_find("no_entry", host, &path, &err), 0);
 	cr_assert_str_eq(path, want);
 	cr_assert_null(err);
 	free(path);
@@ -166,7 +151,7 @@ Test(loader, not_found_lists_searched_dirs)
 	char *err = NULL;
 
 	setenv("FRING_PLUGIN_PATH", "/nonexistent-a:/nonexistent-b", 1);
-	cr_assert_eq(fring_loader_open("nosuch", &host, &p, &err), -ENOENT);
+	cr_assert_eq(fring_loader_open("nosuch", host, &p, &err), -ENOENT);
 	cr_assert_null(p);
 	cr_assert_not_null(err);
 	cr_assert(strstr(err, "plugin 'nosuch': not found (searched "
@@ -177,12 +162,12 @@ Test(loader, not_found_lists_searched_dirs)
 	free(err);
 
 	unsetenv("FRING_PLUGIN_PATH");
-	cr_assert_eq(fring_loader_open("nosuch", &host, &p, &err), -ENOENT);
+	cr_assert_eq(fring_loader_open("nosuch", host, &p, &err), -ENOENT);
 	cr_assert_null(strstr(err, "FRING_PLUGIN_PATH"), "%s", err);
 	cr_assert_not_null(strstr(err, "/lib/fring/plugins)"), "%s", err);
 	free(err);
 
-	cr_assert_eq(fring_loader_open("/nonexistent/x.so", &host, &p, &err),
+	cr_assert_eq(fring_loader_open("/nonexistent/x.so", host, &p, &err),
 		     -ENOENT);
 	cr_assert_str_eq(err, "plugin '/nonexistent/x.so': not found");
 	free(err);
@@ -193,7 +178,7 @@ Test(loader, older_plugin_loads_with_zero_filled_tail)
 	struct fring_loaded_plugin *p = NULL;
 	char *err = NULL;
 
-	cr_assert_eq(fring_loader_open(FX "/good_older.so", &host, &p, &err),
+	cr_assert_eq(fring_loader_open(FX "/good_older.so", host, &p, &err),
 		     0, "%s", err);
 	cr_assert_str_eq(p->desc.name, "good_older");
 	cr_assert_eq(p->desc.abi_minor, 0);
@@ -221,7 +206,7 @@ static void expect_refused(const char *file, int rc, const char *what)
 	char path[PATH_MAX], *err = NULL, *prefix;
 
 	snprintf(path, sizeof(path), "%s/%s", FX, file);
-	cr_assert_eq(fring_loader_open(path, &host, &p, &err), rc,
+	cr_assert_eq(fring_loader_open(path, host, &p, &err), rc,
 		     "%s: %s", file, err ? err : "(no message)");
 	cr_assert_null(p);
 	cr_assert_not_null(err);
@@ -292,7 +277,7 @@ Test(loader, message_names_plugin_as_given)
 	char *err = NULL;
 
 	setenv("FRING_PLUGIN_PATH", FX, 1);
-	cr_assert_eq(fring_loader_open("load_fails", &host, &p, &err), -EIO);
+	cr_assert_eq(fring_loader_open("load_fails", host, &p, &err), -EIO);
 	cr_assert_str_eq(err, "plugin 'load_fails': load failed: "
 			      "Input/output error");
 	free(err);
@@ -304,7 +289,7 @@ Test(loader, create_failure_is_not_a_load_error)
 	char *err = NULL;
 	void *inst = NULL;
 
-	cr_assert_eq(fring_loader_open(FX "/create_fails.so", &host, &p, &err),
+	cr_assert_eq(fring_loader_open(FX "/create_fails.so", host, &p, &err),
 		     0, "%s", err);
 	cr_assert_eq(p->desc.create(NULL, &inst), -EINVAL);
 	drop(p);
@@ -316,13 +301,13 @@ Test(loader, load_runs_once_per_so, .fini = remove_shadow)
 	char *err = NULL;
 	int *count;
 
-	cr_assert_eq(fring_loader_open(FX "/good.so", &host, &a, &err), 0);
+	cr_assert_eq(fring_loader_open(FX "/good.so", host, &a, &err), 0);
 	count = dlsym(a->dl, "fring_test_load_count");
 	cr_assert_not_null(count);
 	cr_assert_eq(*count, 1);
 
 	setenv("FRING_PLUGIN_PATH", FX, 1);
-	cr_assert_eq(fring_loader_open("good", &host, &b, &err), 0);
+	cr_assert_eq(fring_loader_open("good", host, &b, &err), 0);
 	cr_assert_neq(a, b);
 	cr_assert_eq(a->dl, b->dl);
 	cr_assert_str_eq(b->desc.name, "good");
@@ -332,7 +317,7 @@ Test(loader, load_runs_once_per_so, .fini = remove_shadow)
 	cr_assert_not_null(mkdtemp(shadow));
 	snprintf(shadow_link, sizeof(shadow_link), "%s/good.so", shadow);
 	cr_assert_eq(symlink(FX "/good.so", shadow_link), 0);
-	cr_assert_eq(fring_loader_open(shadow_link, &host, &c, &err), 0);
+	cr_assert_eq(fring_loader_open(shadow_link, host, &c, &err), 0);
 	cr_assert_eq(c->dl, a->dl);
 	cr_assert_eq(*count, 1);
 	drop(a);
@@ -388,7 +373,7 @@ Test(loader, list_reports_good_and_bad)
 	size_t n;
 
 	setenv("FRING_PLUGIN_PATH", FX, 1);
-	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	cr_assert_eq(fring_loader_list(host, &e, &n), 0);
 	count(e, n, &s);
 	fring_loader_list_free(e, n);
 	cr_assert_eq(s.good, 1);
@@ -411,7 +396,7 @@ Test(loader, list_first_name_wins, .fini = remove_shadow)
 	make_shadow();
 	snprintf(path, sizeof(path), "%s:%s", shadow, FX);
 	setenv("FRING_PLUGIN_PATH", path, 1);
-	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	cr_assert_eq(fring_loader_list(host, &e, &n), 0);
 	count(e, n, &s);
 	fring_loader_list_free(e, n);
 	/* shadow/good.so (really good_older) hides FX/good.so */
@@ -428,7 +413,7 @@ static void expect_unloadable(const char *file, int rc, const char *why)
 
 	snprintf(path, sizeof(path), "%s/%s", FX, file);
 	snprintf(want, sizeof(want), "plugin '%s': %s", path, why);
-	cr_assert_eq(fring_loader_open(path, &host, &p, &err), rc, "%s",
+	cr_assert_eq(fring_loader_open(path, host, &p, &err), rc, "%s",
 		     err ? err : "(no message)");
 	cr_assert_null(p);
 	cr_assert_str_eq(err, want);
@@ -461,7 +446,7 @@ Test(loader, crash_by_name_is_named_as_given)
 	char *err = NULL;
 
 	setenv("FRING_PLUGIN_PATH", FX "/crash", 1);
-	cr_assert_eq(fring_loader_open("crash_ctor", &host, &p, &err), -ENOEXEC);
+	cr_assert_eq(fring_loader_open("crash_ctor", host, &p, &err), -ENOEXEC);
 	cr_assert_str_eq(err, "plugin 'crash_ctor': loading it killed the "
 			      "process (SIGSEGV)");
 	free(err);
@@ -473,7 +458,7 @@ Test(loader, list_survives_unloadable_plugins)
 	size_t n, bad = 0, good = 0;
 
 	setenv("FRING_PLUGIN_PATH", FX "/crash:" FX "/exit:" FX, 1);
-	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	cr_assert_eq(fring_loader_list(host, &e, &n), 0);
 	for (size_t i = 0; i < n; i++) {
 		if (strstr(e[i].file, "_ctor.so")) {
 			cr_assert_null(e[i].info);
@@ -493,7 +478,7 @@ Test(loader, probe_does_not_load_here)
 	const struct fring_plugin_info *info;
 	char *err = NULL, *path = real(FX "/good.so");
 
-	cr_assert_eq(fring_loader_probe("good", path, &host, &info, &err), 0,
+	cr_assert_eq(fring_loader_probe("good", path, host, &info, &err), 0,
 		     "%s", err);
 	cr_assert_str_eq(info->name, "good");
 	cr_assert_str_eq(info->config_help, "none: this fixture takes no options");
@@ -544,7 +529,7 @@ static void expect_find(const char *name, const char *file)
 	char *path = NULL, *err = NULL, want[PATH_MAX];
 
 	snprintf(want, sizeof(want), "%s/%s", names_dir, file);
-	cr_assert_eq(fring_loader_find(name, &host, &path, &err), 0, "%s: %s",
+	cr_assert_eq(fring_loader_find(name, host, &path, &err), 0, "%s: %s",
 		     name, err);
 	cr_assert_str_eq(path, want);
 	free(path);
@@ -559,7 +544,7 @@ Test(loader, found_by_descriptor_name_and_file_name, .init = make_names,
 	copy_fixture("good.so", "libgood-plugin.so");
 	expect_find("good", "libgood-plugin.so");
 	expect_find("libgood-plugin", "libgood-plugin.so");
-	cr_assert_eq(fring_loader_open("good", &host, &p, &err), 0, "%s", err);
+	cr_assert_eq(fring_loader_open("good", host, &p, &err), 0, "%s", err);
 	cr_assert_str_eq(p->desc.name, "good");
 	drop(p);
 }
@@ -571,7 +556,7 @@ static void expect_ambiguous(const char *name, const char *a, const char *b)
 	snprintf(want, sizeof(want), "plugin '%s': ambiguous: %s/%s and %s/%s "
 		 "both answer to that name (rename one, or give the path of "
 		 "the one you mean)", name, names_dir, a, names_dir, b);
-	cr_assert_eq(fring_loader_find(name, &host, &path, &err), -EINVAL);
+	cr_assert_eq(fring_loader_find(name, host, &path, &err), -EINVAL);
 	cr_assert_null(path);
 	cr_assert_str_eq(err, want);
 	free(err);
@@ -596,7 +581,7 @@ Test(loader, file_name_and_descriptor_name_clash, .init = make_names,
 	copy_fixture("good.so", "x.so");         /* descriptor "good" */
 	copy_fixture("good_older.so", "good.so"); /* file "good" */
 	expect_ambiguous("good", "good.so", "x.so");
-	cr_assert_eq(fring_loader_list(&host, &e, &n), 0);
+	cr_assert_eq(fring_loader_list(host, &e, &n), 0);
 	/* names_dir comes first, sorted: good.so, x.so */
 	cr_assert_geq(n, 2);
 	cr_assert(strstr(e[0].file, "/good.so") && strstr(e[1].file, "/x.so"));
@@ -621,7 +606,7 @@ Test(loader, not_found_mentions_what_could_not_be_asked)
 	char *path = NULL, *err = NULL;
 
 	setenv("FRING_PLUGIN_PATH", FX "/crash", 1);
-	cr_assert_eq(fring_loader_find("nosuch", &host, &path, &err), -ENOENT);
+	cr_assert_eq(fring_loader_find("nosuch", host, &path, &err), -ENOENT);
 	cr_assert(strstr(err, "plugin 'nosuch': not found (searched "
 			      "FRING_PLUGIN_PATH=" FX "/crash, ") == err, "%s", err);
 	cr_assert_not_null(strstr(err, "; 1 plugin file there could not be "
@@ -674,7 +659,7 @@ Test(loader, serves_a_private_copy_named_by_the_file, .fini = remove_copy)
 	cr_assert_eq(stat(copy_so, &before), 0);
 	want = real(copy_so);
 
-	cr_assert_eq(fring_loader_open(copy_so, &host, &a, &err), 0, "%s", err);
+	cr_assert_eq(fring_loader_open(copy_so, host, &a, &err), 0, "%s", err);
 	cr_assert_str_eq(a->path, want);
 	/* dladdr names the file, not /proc/self/fd/N */
 	cr_assert(dladdr((void *)a->orig, &info));
@@ -687,7 +672,7 @@ Test(loader, serves_a_private_copy_named_by_the_file, .fini = remove_copy)
 	fclose(maps);
 	cr_assert(in_memfd && !in_file, "mapped from the file, not a copy");
 	/* the same unchanged file again: the same copy, the same handle */
-	cr_assert_eq(fring_loader_open(copy_so, &host, &b, &err), 0, "%s", err);
+	cr_assert_eq(fring_loader_open(copy_so, host, &b, &err), 0, "%s", err);
 	cr_assert_eq(a->dl, b->dl);
 
 	/* rewritten in place: what was loaded is untouched */
@@ -697,7 +682,7 @@ Test(loader, serves_a_private_copy_named_by_the_file, .fini = remove_copy)
 	cr_assert_str_eq(a->orig->name, "good");
 	cr_assert_not_null(a->orig->ops->lookup);
 	/* and opening it again loads the new version */
-	cr_assert_eq(fring_loader_open(copy_so, &host, &c, &err), 0, "%s", err);
+	cr_assert_eq(fring_loader_open(copy_so, host, &c, &err), 0, "%s", err);
 	cr_assert_neq(c->dl, a->dl);
 	cr_assert_str_eq(c->desc.name, "good_older");
 	cr_assert_str_eq(c->path, want);
@@ -720,7 +705,7 @@ Test(loader, errors_name_the_file_not_the_copy, .fini = remove_copy)
 	cr_assert_not_null(f);
 	fputs("\177ELF not really", f);
 	fclose(f);
-	cr_assert_eq(fring_loader_open(copy_so, &host, &p, &err), -ENOEXEC);
+	cr_assert_eq(fring_loader_open(copy_so, host, &p, &err), -ENOEXEC);
 	cr_assert_null(strstr(err, "/proc/self/fd"), "%s", err);
 	cr_assert_not_null(strstr(err, copy_so), "%s", err);
 	free(err);

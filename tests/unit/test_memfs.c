@@ -1,7 +1,7 @@
 /*
- * memfs driven in process: dlopen the built plugin, give it a fake host
- * table that records each reply into the request object (fring_req is
- * opaque to the plugin, so the test defines it), and call the ops directly.
+ * memfs driven in process: dlopen the built plugin, give it the fake host
+ * of fakehost.h, which records each reply into the request object, and
+ * call the ops directly.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -20,223 +20,14 @@
 
 #include <fring/plugin.h>
 
+#include "fakehost.h"
+
 #define PLUGIN FRING_BUILD_DIR "/lib/fring/plugins/memfs.so"
 #define ROOT 1
 #define CHUNK 65536u
 
-enum kind { K_NONE, K_ERR, K_ENTRY, K_CREATE, K_ATTR, K_LINK, K_OPEN,
-	    K_WRITE, K_DATA, K_STATFS, K_XSIZE, K_LSEEK, K_DIR };
-
-struct dent {
-	char name[256];
-	uint64_t ino, off;
-	uint32_t type;
-};
-
-struct fring_req {
-	int nreplies;
-	enum kind kind;
-	int32_t err;
-	struct fring_entry e;
-	struct fring_open_out o;
-	struct fring_attr attr;
-	struct fring_statfs st;
-	uint8_t *data;
-	uint32_t len;
-	uint64_t off;
-	uint32_t uid, gid;
-	/* readdir: bytes the kernel buffer holds, and what was added */
-	uint32_t dir_budget, dir_used, ndir;
-	struct dent *dir;
-	int fail_reply; /* make the next entry/create reply fail */
-};
-
 static struct fring_req R;
 static uint32_t cur_uid, cur_gid;
-
-static void record(fring_req *r, enum kind k)
-{
-	cr_assert_eq(r->nreplies, 0, "second reply to one request");
-	r->nreplies++;
-	r->kind = k;
-}
-
-static void h_log(fring_mount *m, int32_t level, const char *msg)
-{
-	fprintf(stderr, "memfs log %d: %s\n", level, msg);
-}
-static int32_t h_log_enabled(fring_mount *m, int32_t level) { return 1; }
-static int32_t h_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (end == s)
-		return -EINVAL;
-	if (!strcmp(end, "KiB") || !strcmp(end, "K"))
-		v <<= 10;
-	else if (!strcmp(end, "MiB") || !strcmp(end, "M"))
-		v <<= 20;
-	else if (!strcmp(end, "GiB") || !strcmp(end, "G"))
-		v <<= 30;
-	else if (*end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-static int32_t h_parse_bool(const char *s, int32_t *out)
-{
-	if (!strcmp(s, "true") || !strcmp(s, "1"))
-		*out = 1;
-	else if (!strcmp(s, "false") || !strcmp(s, "0"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
-static int32_t h_req_ctx(fring_req *r, struct fring_req_ctx *c)
-{
-	c->uid = r->uid;
-	c->gid = r->gid;
-	c->pid = 0;
-	return 0;
-}
-static int32_t h_err(fring_req *r, int32_t e)
-{
-	cr_assert_leq(e, 0);
-	record(r, K_ERR);
-	r->err = e;
-	return 0;
-}
-static int32_t h_entry(fring_req *r, const struct fring_entry *e)
-{
-	record(r, K_ENTRY);
-	r->e = *e;
-	return r->fail_reply ? -ENOENT : 0;
-}
-static int32_t h_create(fring_req *r, const struct fring_entry *e,
-			const struct fring_open_out *o)
-{
-	record(r, K_CREATE);
-	r->e = *e;
-	r->o = *o;
-	return r->fail_reply ? -ENOENT : 0;
-}
-static int32_t h_attr(fring_req *r, const struct fring_attr *a, uint64_t t)
-{
-	record(r, K_ATTR);
-	r->attr = *a;
-	return 0;
-}
-static int32_t h_data(fring_req *r, const void *d, uint32_t len)
-{
-	record(r, K_DATA);
-	free(r->data);
-	r->data = malloc(len + 1);
-	if (len)
-		memcpy(r->data, d, len);
-	r->len = len;
-	return 0;
-}
-static int32_t h_readlink(fring_req *r, const char *t, uint32_t len)
-{
-	h_data(r, t, len);
-	r->kind = K_LINK;
-	return 0;
-}
-static int32_t h_open(fring_req *r, const struct fring_open_out *o)
-{
-	record(r, K_OPEN);
-	r->o = *o;
-	return 0;
-}
-static int32_t h_write(fring_req *r, uint32_t n)
-{
-	record(r, K_WRITE);
-	r->len = n;
-	return 0;
-}
-static int32_t h_statfs(fring_req *r, const struct fring_statfs *s)
-{
-	record(r, K_STATFS);
-	r->st = *s;
-	return 0;
-}
-static int32_t h_xsize(fring_req *r, uint32_t n)
-{
-	record(r, K_XSIZE);
-	r->len = n;
-	return 0;
-}
-static int32_t h_lseek(fring_req *r, uint64_t off)
-{
-	record(r, K_LSEEK);
-	r->off = off;
-	return 0;
-}
-/* Like the kernel's buffer: fuse_dirent is 24 bytes + name, 8-aligned;
- * fuse_direntplus adds a 128-byte fuse_entry_out. */
-static int32_t dir_put(fring_req *r, const char *name, uint32_t len,
-		       uint64_t ino, uint32_t type, uint64_t off, uint32_t extra)
-{
-	uint32_t sz = ((24 + len + 7) & ~7u) + extra;
-
-	cr_assert_eq(r->nreplies, 0);
-	cr_assert_neq(off, 0);
-	if (r->dir_used + sz > r->dir_budget)
-		return 0;
-	r->dir_used += sz;
-	r->dir = realloc(r->dir, (r->ndir + 1) * sizeof(*r->dir));
-	snprintf(r->dir[r->ndir].name, 256, "%.*s", (int)len, name);
-	r->dir[r->ndir].ino = ino;
-	r->dir[r->ndir].off = off;
-	r->dir[r->ndir].type = type;
-	r->ndir++;
-	return 1;
-}
-static int32_t h_dir_add(fring_req *r, const char *name, uint32_t len,
-			 uint64_t ino, uint32_t type, uint64_t off)
-{
-	return dir_put(r, name, len, ino, type, off, 0);
-}
-static int32_t h_dir_add_plus(fring_req *r, const char *name, uint32_t len,
-			      const struct fring_entry *e, uint64_t off)
-{
-	/* The dirent ino comes from attr.ino ("." and ".." have e->ino 0). */
-	return dir_put(r, name, len, e->attr.ino, e->attr.mode & S_IFMT, off,
-		       128);
-}
-static int32_t h_reply_dir(fring_req *r)
-{
-	record(r, K_DIR);
-	return 0;
-}
-
-static const struct fring_host_api host = {
-	.size = sizeof(struct fring_host_api),
-	.abi_major = FRING_ABI_MAJOR,
-	.abi_minor = FRING_ABI_MINOR,
-	.host_version = "test",
-	.log = h_log,
-	.log_enabled = h_log_enabled,
-	.parse_size = h_parse_size,
-	.parse_bool = h_parse_bool,
-	.req_ctx = h_req_ctx,
-	.reply_err = h_err,
-	.reply_entry = h_entry,
-	.reply_create = h_create,
-	.reply_attr = h_attr,
-	.reply_readlink = h_readlink,
-	.reply_open = h_open,
-	.reply_write = h_write,
-	.reply_data = h_data,
-	.reply_statfs = h_statfs,
-	.reply_xattr_size = h_xsize,
-	.reply_lseek = h_lseek,
-	.dir_add = h_dir_add,
-	.dir_add_plus = h_dir_add_plus,
-	.reply_dir = h_reply_dir,
-};
 
 static const struct fring_plugin *P;
 static const struct fring_fs_ops *O;
@@ -246,9 +37,7 @@ static void *dl;
 /* A fresh request from the current caller. */
 static fring_req *rq(void)
 {
-	free(R.data);
-	free(R.dir);
-	memset(&R, 0, sizeof(R));
+	fake_req_reset(&R);
 	R.uid = cur_uid;
 	R.gid = cur_gid;
 	R.dir_budget = 4096;
@@ -263,7 +52,7 @@ static void load(void)
 	cr_assert(dl, "dlopen %s: %s", PLUGIN, dlerror());
 	entry = (fring_plugin_entry_fn)dlsym(dl, FRING_PLUGIN_ENTRY_SYMBOL);
 	cr_assert(entry);
-	P = entry(&host);
+	P = entry(&fake_host);
 	cr_assert(P && P->magic == FRING_PLUGIN_MAGIC);
 	O = P->ops;
 	cr_assert_eq(P->thread_model, FRING_THREAD_PARALLEL);
@@ -295,9 +84,7 @@ static void teardown(void)
 	if (inst)
 		P->destroy(inst);
 	inst = NULL;
-	free(R.data);
-	free(R.dir);
-	memset(&R, 0, sizeof(R));
+	fake_req_reset(&R);
 	if (dl)
 		dlclose(dl);
 	dl = NULL;

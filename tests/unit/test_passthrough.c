@@ -1,9 +1,9 @@
 /*
  * The passthrough plugin, driven in process: dlopen the built .so, hand it
- * a fake host table whose replies land in a struct fring_req defined here
- * (the ABI keeps the type opaque, so the test may give it any layout), and
- * call the ops directly on a scratch source directory. Criterion forks per
- * test, so descriptor counts start fresh in each.
+ * the fake host of fakehost.h, whose replies land in the struct fring_req
+ * it defines (the ABI keeps the type opaque to plugins), and call the ops
+ * directly on a scratch source directory. Criterion forks per test, so
+ * descriptor counts start fresh in each.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -22,209 +22,14 @@
 
 #include <fring/plugin.h>
 
+#include "fakehost.h"
+
 #define PLUGIN FRING_BUILD_DIR "/lib/fring/plugins/passthrough.so"
 #define ROOT 1
 #define MAXDIR 512
 
-enum kind { K_NONE, K_ERR, K_ENTRY, K_CREATE, K_ATTR, K_LINK, K_OPEN,
-	    K_WRITE, K_DATA, K_STATFS, K_XSIZE, K_LSEEK, K_DIR };
-
-struct fring_req {
-	int nreplies;
-	enum kind kind;
-	int32_t err;
-	struct fring_entry e;
-	struct fring_open_out o;
-	struct fring_attr attr;
-	char data[65536];
-	uint32_t len;
-	uint64_t off;
-	uint32_t uid, gid;
-	uint32_t dir_cap, ndir;
-	char names[MAXDIR][64];
-	uint64_t inos[MAXDIR], offs[MAXDIR];
-	bool plus[MAXDIR]; /* added with dir_add_plus (counts a lookup) */
-};
-
 /* One per thread, so the stress test's threads do not share replies. */
 static __thread struct fring_req R;
-
-static void record(fring_req *r, enum kind k)
-{
-	cr_assert_eq(r->nreplies, 0, "second reply to one request");
-	r->nreplies++;
-	r->kind = k;
-}
-
-static char serving[1024]; /* the plugin's "serving ..." line */
-
-static void h_log(fring_mount *m, int32_t level, const char *msg)
-{
-	if (strstr(msg, "serving"))
-		snprintf(serving, sizeof(serving), "%s", msg);
-	if (level <= FRING_LOG_WARN)
-		fprintf(stderr, "log: %s\n", msg);
-}
-static int32_t h_log_enabled(fring_mount *m, int32_t level) { return 1; }
-static int32_t h_parse_bool(const char *s, int32_t *out)
-{
-	if (!strcmp(s, "true") || !strcmp(s, "1"))
-		*out = 1;
-	else if (!strcmp(s, "false") || !strcmp(s, "0"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
-static int32_t h_req_ctx(fring_req *r, struct fring_req_ctx *c)
-{
-	c->uid = r->uid;
-	c->gid = r->gid;
-	return 0;
-}
-static int32_t h_err(fring_req *r, int32_t e)
-{
-	record(r, K_ERR);
-	r->err = e;
-	return 0;
-}
-static int32_t h_entry(fring_req *r, const struct fring_entry *e)
-{
-	record(r, K_ENTRY);
-	r->e = *e;
-	return 0;
-}
-static int32_t h_create(fring_req *r, const struct fring_entry *e,
-			const struct fring_open_out *o)
-{
-	record(r, K_CREATE);
-	r->e = *e;
-	r->o = *o;
-	return 0;
-}
-static int32_t h_attr(fring_req *r, const struct fring_attr *a, uint64_t t)
-{
-	record(r, K_ATTR);
-	r->attr = *a;
-	return 0;
-}
-static int32_t h_data(fring_req *r, const void *d, uint32_t len)
-{
-	record(r, K_DATA);
-	cr_assert_leq(len, sizeof(r->data));
-	memcpy(r->data, d, len);
-	r->len = len;
-	return 0;
-}
-static int32_t h_readlink(fring_req *r, const char *t, uint32_t len)
-{
-	h_data(r, t, len);
-	r->kind = K_LINK;
-	return 0;
-}
-static int32_t h_open(fring_req *r, const struct fring_open_out *o)
-{
-	record(r, K_OPEN);
-	r->o = *o;
-	return 0;
-}
-static int32_t h_write(fring_req *r, uint32_t n)
-{
-	record(r, K_WRITE);
-	r->len = n;
-	return 0;
-}
-static int32_t h_statfs(fring_req *r, const struct fring_statfs *s)
-{
-	record(r, K_STATFS);
-	return 0;
-}
-static int32_t h_xsize(fring_req *r, uint32_t n)
-{
-	record(r, K_XSIZE);
-	r->len = n;
-	return 0;
-}
-static int32_t h_lseek(fring_req *r, uint64_t off)
-{
-	record(r, K_LSEEK);
-	r->off = off;
-	return 0;
-}
-static int32_t h_dir_add(fring_req *r, const char *name, uint32_t len,
-			 uint64_t ino, uint32_t type, uint64_t next_off)
-{
-	cr_assert_eq(r->nreplies, 0);
-	cr_assert_neq(next_off, 0);
-	if (r->ndir == r->dir_cap)
-		return 0;
-	snprintf(r->names[r->ndir], sizeof(r->names[0]), "%.*s", (int)len, name);
-	r->inos[r->ndir] = ino;
-	r->plus[r->ndir] = false;
-	r->offs[r->ndir++] = next_off;
-	return 1;
-}
-static int32_t h_dir_add_plus(fring_req *r, const char *name, uint32_t len,
-			      const struct fring_entry *e, uint64_t next_off)
-{
-	int32_t rc = h_dir_add(r, name, len, e->ino, e->attr.mode & S_IFMT,
-			       next_off);
-
-	if (rc == 1)
-		r->plus[r->ndir - 1] = true;
-	return rc;
-}
-static int32_t h_reply_dir(fring_req *r)
-{
-	record(r, K_DIR);
-	return 0;
-}
-
-/* Kernel passthrough: backing_open answers backing_result. */
-static int32_t backing_result = 7;
-static int backing_opens, backing_closes;
-static int32_t backing_closed;
-static int32_t h_backing_open(fring_mount *m, int32_t fd, uint32_t flags)
-{
-	backing_opens++;
-	/* The open's own descriptor: the kernel reopens per caller. */
-	cr_assert_geq(fcntl(fd, F_GETFD), 0);
-	cr_assert_eq(flags, 0);
-	return backing_result;
-}
-static int32_t h_backing_close(fring_mount *m, int32_t id)
-{
-	backing_closes++;
-	backing_closed = id;
-	return 0;
-}
-
-static const struct fring_host_api host = {
-	.size = sizeof(struct fring_host_api),
-	.abi_major = FRING_ABI_MAJOR,
-	.abi_minor = FRING_ABI_MINOR,
-	.host_version = "test",
-	.log = h_log,
-	.log_enabled = h_log_enabled,
-	.parse_bool = h_parse_bool,
-	.req_ctx = h_req_ctx,
-	.reply_err = h_err,
-	.reply_entry = h_entry,
-	.reply_create = h_create,
-	.reply_attr = h_attr,
-	.reply_readlink = h_readlink,
-	.reply_open = h_open,
-	.reply_write = h_write,
-	.reply_data = h_data,
-	.reply_statfs = h_statfs,
-	.reply_xattr_size = h_xsize,
-	.reply_lseek = h_lseek,
-	.dir_add = h_dir_add,
-	.dir_add_plus = h_dir_add_plus,
-	.reply_dir = h_reply_dir,
-	.backing_open = h_backing_open,
-	.backing_close = h_backing_close,
-};
 
 static const struct fring_plugin *P;
 static const struct fring_fs_ops *O;
@@ -234,7 +39,7 @@ static char src[] = "/tmp/fring-pt-XXXXXX";
 
 static fring_req *req(void)
 {
-	memset(&R, 0, sizeof(R));
+	fake_req_reset(&R);
 	R.dir_cap = MAXDIR;
 	return &R;
 }
@@ -247,7 +52,7 @@ static void load(void)
 	cr_assert_not_null(dl, "dlopen: %s", dlerror());
 	entry = (fring_plugin_entry_fn)dlsym(dl, FRING_PLUGIN_ENTRY_SYMBOL);
 	cr_assert_not_null(entry);
-	P = entry(&host);
+	P = entry(&fake_host);
 	O = P->ops;
 	cr_assert_eq(P->thread_model, FRING_THREAD_PARALLEL);
 	cr_assert_eq(P->create(NULL, &inst), 0);
@@ -266,9 +71,11 @@ static void start(const char *handles, const char *fd_cache)
 	cr_assert_eq(P->init(inst, &conn), 0);
 	/* As root on tmpfs/ext4/xfs/btrfs, handle mode must really be on. */
 	if (!strcmp(handles, "true") && geteuid() == 0)
-		cr_assert_not_null(strstr(serving, "file handles"), "%s", serving);
+		cr_assert_not_null(strstr(fake_serving, "file handles"), "%s",
+				   fake_serving);
 	else
-		cr_assert_not_null(strstr(serving, "paths"), "%s", serving);
+		cr_assert_not_null(strstr(fake_serving, "paths"), "%s",
+				   fake_serving);
 }
 
 static int rm_one(const char *p, const struct stat *st, int flag,
@@ -384,8 +191,7 @@ static const char *read_str(uint64_t fh, uint32_t len, uint64_t off)
 
 	O->read(inst, req(), &a);
 	cr_assert_eq(R.kind, K_DATA, "read failed: %d", R.err);
-	R.data[R.len] = 0;
-	return R.data;
+	return R.data; /* NUL-terminated by the fake host */
 }
 
 static int rename_(uint64_t p, const char *n, uint64_t np, const char *nn,
@@ -693,17 +499,20 @@ static int list_all(bool plus, uint32_t cap, char (*names)[64], int max)
 		if (!R.ndir)
 			break;
 		for (uint32_t i = 0; i < R.ndir; i++) {
-			bool dot = !strcmp(R.names[i], ".") ||
-				   !strcmp(R.names[i], "..");
+			bool dot = !strcmp(R.dir[i].name, ".") ||
+				   !strcmp(R.dir[i].name, "..");
 			cr_assert_lt(n, max);
-			strcpy(names[n++], R.names[i]);
+			snprintf(names[n++], sizeof(names[0]), "%.63s",
+				 R.dir[i].name);
 			/* Dots: a plain entry with the real d_ino. */
-			cr_assert_neq(R.inos[i], 0);
-			cr_assert_eq(R.plus[i], plus && !dot);
-			if (R.plus[i])
-				forget(R.inos[i], 1);
+			cr_assert_neq(R.dir[i].ino, 0);
+			cr_assert_eq(R.dir[i].plus, plus && !dot);
+			if (R.dir[i].plus) {
+				cr_assert_neq(R.dir[i].node, 0);
+				forget(R.dir[i].node, 1);
+			}
 		}
-		off = R.offs[R.ndir - 1];
+		off = R.dir[R.ndir - 1].off;
 	}
 	struct fring_release_args rel = { .size = sizeof(rel), .nodeid = ROOT,
 					  .fh = dh };
@@ -890,7 +699,7 @@ Test(handles, kernel_passthrough)
 	cr_expect_eq(R.o.backing_id, 7);
 	cr_assert_eq(open_(e.ino, O_RDONLY, &a), 0);
 	cr_assert_eq(open_(e.ino, O_WRONLY | O_APPEND | O_DIRECT, &b), 0);
-	cr_expect_eq(backing_opens, 1);            /* one per inode */
+	cr_expect_eq(fake_backing_opens, 1);       /* one per inode */
 	cr_expect(a.open_flags & FRING_FOPEN_PASSTHROUGH);
 	cr_expect(b.open_flags & FRING_FOPEN_PASSTHROUGH);
 	cr_expect(!(b.open_flags & FRING_FOPEN_DIRECT_IO)); /* would override */
@@ -898,17 +707,17 @@ Test(handles, kernel_passthrough)
 	cr_expect_eq(b.backing_id, 7);
 	release(e.ino, fh);
 	release(e.ino, a.fh);
-	cr_expect_eq(backing_closes, 0);
+	cr_expect_eq(fake_backing_closes, 0);
 	release(e.ino, b.fh);
-	cr_expect_eq(backing_closes, 1);           /* at the last release */
-	cr_expect_eq(backing_closed, 7);
-	backing_result = 9;
+	cr_expect_eq(fake_backing_closes, 1);      /* at the last release */
+	cr_expect_eq(fake_backing_closed, 7);
+	fake_backing_result = 9;
 	cr_assert_eq(open_(e.ino, O_RDWR, &c), 0);
 	cr_expect_eq(c.backing_id, 9);             /* registered again */
 	release(e.ino, c.fh);
 
 	/* Not allowed (no CAP_SYS_ADMIN): plain opens from then on. */
-	backing_result = -EPERM;
+	fake_backing_result = -EPERM;
 	cr_assert_eq(open_(e.ino, O_RDONLY, &a), 0);
 	cr_expect(!(a.open_flags & FRING_FOPEN_PASSTHROUGH));
 	cr_expect_eq(a.backing_id, 0);
@@ -918,11 +727,11 @@ Test(handles, kernel_passthrough)
 	release(e2.ino, fh);
 	cr_assert_eq(open_(e2.ino, O_RDONLY, &b), 0);
 	cr_expect(!(b.open_flags & FRING_FOPEN_PASSTHROUGH));
-	cr_expect_eq(backing_opens, 3);            /* not tried again */
+	cr_expect_eq(fake_backing_opens, 3);       /* not tried again */
 	release(e.ino, a.fh);
 	release(e2.ino, b.fh);
-	cr_expect_eq(backing_closes, 2);           /* plain opens close none */
-	backing_result = 7;
+	cr_expect_eq(fake_backing_closes, 2);      /* plain opens close none */
+	fake_backing_result = 7;
 	stop();
 }
 

@@ -2,7 +2,7 @@
 # The main job on the embedded default: serve plugins/memfs/example.yaml
 # (memfs at /tmp/fring-memfs), use it, then stop fring with SIGINT.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 mnt=/tmp/fring-memfs
 mkdir -p "$mnt"

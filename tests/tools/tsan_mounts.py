@@ -1,4 +1,4 @@
-"""Mounts for the ThreadSanitizer step (tests/tsan.sh): requests answered
+"""Mounts for the ThreadSanitizer step (tests/tools/tsan.sh): requests answered
 from threads that are not the transport's queue threads, over /dev/fuse
 and io_uring. Uses the integration suite's fixtures (tests/integration/
 conftest.py); tsan.sh also runs the integration tests whose plugin replies
@@ -17,7 +17,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "integration"))
+                                "..", "integration"))
 from conftest import is_mounted, spawn, tmpdirs  # noqa: E402,F401 (fixtures)
 from test_faults import TRANSPORTS  # noqa: E402 (devfuse, and uring if served)
 

@@ -13,7 +13,7 @@
 # The mount tests and valgrind run side by side (one is mostly waiting on
 # the kernel, the other on the CPU); everything else in sequence.
 #
-# Usage: tests/sanitize.sh [SOURCE_DIR [BUILD_DIR]]. BUILD_DIR is the
+# Usage: tests/tools/sanitize.sh [SOURCE_DIR [BUILD_DIR]]. BUILD_DIR is the
 # regular build (default SOURCE_DIR/build); the two extra trees and the logs
 # go inside it (sanitize-asan/, sanitize-fuzz/, sanitize-logs/).
 # Environment: FRING_FUZZ_TIME (seconds per fuzzer, default 60),
@@ -21,7 +21,7 @@
 # default all), FRING_SAN_STEPS (subset of "asan fuzz valgrind").
 set -uo pipefail
 
-src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 main=$(cd "${2:-$src/build}" && pwd -P)
 san=$main/sanitize-asan
 fuzz=$main/sanitize-fuzz

@@ -1,6 +1,6 @@
 /*
  * LD_PRELOAD shim that lets Criterion run under ThreadSanitizer
- * (tests/tsan.sh; not linked into anything).
+ * (tests/tools/tsan.sh; not linked into anything).
  *
  * Criterion's BoxFort (built into libcriterion.so) maps each of its shared
  * arenas with MAP_FIXED at 0x2000_0000_0000 + (rand_r() & 0x3fffff) * 16 MiB,

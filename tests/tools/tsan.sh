@@ -19,7 +19,7 @@
 # mount test may kill fring). No suppressions: a race in fring's code is a
 # bug to fix, not to hide.
 #
-# Usage: tests/tsan.sh [SOURCE_DIR [BUILD_DIR]]. BUILD_DIR is the regular
+# Usage: tests/tools/tsan.sh [SOURCE_DIR [BUILD_DIR]]. BUILD_DIR is the regular
 # build (default SOURCE_DIR/build); the TSan tree and the logs go inside it
 # (tsan/, tsan-logs/; reports in tsan-logs/reports/).
 # Environment: FRING_TSAN_STEPS (subset of "unit mount", default both),
@@ -27,7 +27,7 @@
 # report of a run instead of stopping at the first).
 set -uo pipefail
 
-src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 main=$(cd "${2:-$src/build}" && pwd -P)
 tsan=$main/tsan
 logs=$main/tsan-logs
@@ -80,7 +80,7 @@ tsan_build() {
 	grep -q -- '-fsanitize=thread' "$tsan/build.ninja" ||
 		{ fail "TSan build: FRING_TSAN added no -fsanitize=thread"; return 1; }
 	cc -O2 -shared -fPIC -o "$tsan/tsan_criterion_shim.so" \
-		"$src/tests/tsan_criterion_shim.c" >>"$logs/build.log" 2>&1 ||
+		"$src/tests/tools/tsan_criterion_shim.c" >>"$logs/build.log" 2>&1 ||
 		{ fail "TSan build: tsan_criterion_shim.so"; return 1; }
 	note "build ($((SECONDS - t)) s)"
 }
@@ -105,7 +105,7 @@ unit_tests() {
 
 # pytest node selections, run in the source tree against the TSan build.
 MOUNT_TESTS=(
-	tsan_mounts.py
+	tools/tsan_mounts.py
 	"integration/test_faults.py -k interrupted_request_answered or interrupted_request_never or late_reply or stale_handle or heavy_io"
 	"integration/test_fs_basic.py -k concurrent_writers"
 	"integration/test_uring.py -k backing_io"
