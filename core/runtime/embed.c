@@ -141,7 +141,7 @@ static int prepare_mount(const struct fring_cfg_mount *cm, const char *file,
 	memset(out, 0, sizeof(*out));
 	rc = fring_loader_open(cm->plugin, fring_host_table(), &lp, &msg);
 	if (rc < 0) {
-		at = where(file, cm->plugin_line, cm->plugin_column);
+		at = where(file, cm->at_plugin.line, cm->at_plugin.column);
 		set_err(err, fring_strf("%s%s", at ? at : "",
 					msg ? msg : "cannot load plugin"));
 		free(at);
@@ -150,7 +150,7 @@ static int prepare_mount(const struct fring_cfg_mount *cm, const char *file,
 	}
 	out->plugin = lp;
 	out->where = where(file, cm->line, cm->column);
-	out->mp_where = where(file, cm->mountpoint_line, cm->mountpoint_column);
+	out->mp_where = where(file, cm->at_mountpoint.line, cm->at_mountpoint.column);
 	/* Resolve now so the ready line and the mount agree. */
 	real = realpath(cm->mountpoint, NULL);
 	out->mountpoint = real ? real : strdup(cm->mountpoint);
