@@ -87,6 +87,8 @@ int fring_config_load(const char *path, struct fring_config **out, char **err);
 int fring_config_parse(const char *name, const char *text, size_t len,
 		       struct fring_config **out, char **err);
 void fring_config_free(struct fring_config *cfg);
+/* Frees what an entry holds (not the entry). */
+void fring_cfg_mount_free(struct fring_cfg_mount *m);
 
 /* Defaults for a transport section. */
 void fring_cfg_transport_defaults(struct fring_cfg_transport *t);

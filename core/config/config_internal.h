@@ -101,6 +101,5 @@ int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 		    struct fring_cfg_mount *m);
 int cfg_parse_options(struct cfg_ctx *c, yaml_node_t *n,
 		      struct fring_cfg_mount *m);
-void cfg_mount_free(struct fring_cfg_mount *m);
 
 #endif /* FRING_CONFIG_INTERNAL_H */

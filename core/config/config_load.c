@@ -24,7 +24,7 @@ void fring_config_free(struct fring_config *cfg)
 	if (!cfg)
 		return;
 	for (i = 0; i < cfg->nr_mounts; i++)
-		cfg_mount_free(&cfg->mounts[i]);
+		fring_cfg_mount_free(&cfg->mounts[i]);
 	free(cfg->mounts);
 	free(cfg->path);
 	free(cfg);

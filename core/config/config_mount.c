@@ -9,7 +9,7 @@
 
 #include "config/config_internal.h"
 
-void cfg_mount_free(struct fring_cfg_mount *m)
+void fring_cfg_mount_free(struct fring_cfg_mount *m)
 {
 	size_t i;
 
