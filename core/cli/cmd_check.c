@@ -2,7 +2,7 @@
  * (plugin options included), without mounting. */
 #include <stdio.h>
 
-#include "../runtime/embed.h"
+#include "../embed/embed.h"
 #include "cli.h"
 
 int cmd_check(int argc, char **argv)

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/embed.h"
+#include "../config/config.h"
+#include "../embed/embed.h"
 #include "cli.h"
 
 /* Keys are copies (argv is left intact: it shows in ps); values point
@@ -144,15 +145,18 @@ static int parse_args(int argc, char **argv, struct fring_mount_spec *spec,
 		case 'O':
 			rc = add_mount_options(mopts, optarg);
 			break;
-		case 't':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "uring") &&
-			    strcmp(optarg, "devfuse"))
+		case 't': {
+			enum fring_transport_mode mode;
+
+			/* transport.mode's words (config's parser). */
+			if (fring_cfg_parse_mode(optarg, &mode, NULL))
 				return cli_command_usage_error("mount", "-t expects "
 							       "auto, uring or "
 							       "devfuse");
 			spec->transport_mode = optarg;
 			rc = 0;
 			break;
+		}
 		case 'h':
 			return cli_command_help("mount");
 		default:

@@ -9,7 +9,7 @@
 
 #include "../runtime/log.h"
 
-#include "../runtime/embed.h"
+#include "../embed/embed.h"
 #include "cli.h"
 
 int cli_fail(char *msg)

@@ -1,27 +1,8 @@
 /*
- * YAML configuration (libyaml). Schema: DESIGN.md "Configuration".
- *
- *   mounts:
- *     - mountpoint: /mnt/data         (required, string)
- *       plugin: passthrough           (required, name or path)
- *       options: { source: /srv }     (optional map, flattened for the plugin)
- *       mount_options: [default_permissions, allow_other, ro,
- *                       trust_plugin_permissions,
- *                       fsname=NAME, subtype=NAME]   (optional list)
- *       transport:                    (optional map)
- *         mode: auto|uring|devfuse
- *         queues: auto|1..1024
- *         placement: auto|local       (queue threads; place.h)
- *         cpus: 0-3,8                 (CPUs queue threads may use)
- *         queue_depth: 1..4096        (default 8)
- *         bufpool: auto|on|off or { mode: auto|on|off, size: 8MiB,
- *                  registered: true }  (Linux 7.3 buffer pools)
- *         zero_copy: auto|on|off
- *         reduced_queues: auto|on|off (trust INIT bit 44, seed 003;
- *                      auto: only with a protocol minor known to carry it)
- *         request_timeout: 0..65535 (seconds the kernel waits for any
- *                      reply before it aborts the connection; 0 = never;
- *                      default 300; used where INIT offers it, 7.43+)
+ * YAML configuration (libyaml). Schema: DESIGN.md "Configuration"; every
+ * key, its type, default and meaning is one row of cfg_keys[]
+ * (config_keys.c), which the README's key table is generated from
+ * (core/config/README.md says how to add one).
  *
  * Every error names "FILE:LINE:COLUMN: what was expected" (1-based).
  * YAML aliases (*x) and multi-document files are rejected: flattening an
@@ -31,6 +12,7 @@
 #define FRING_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* A flattened plugin option: maps become dotted keys, lists repeat the key,
@@ -65,25 +47,23 @@ struct fring_cfg_transport {
 	uint32_t poll_us;         /* io_uring busy-poll budget, 0 = off */
 	enum fring_placement placement; /* io_uring queue threads; default auto */
 	char *cpus;               /* transport.cpus, a CPU list; NULL = all */
-	unsigned uring_keys;      /* bit i: fring_cfg_uring_keys[i] was given */
+	uint64_t given;           /* bit i: row i of the key table was given */
 	/* The values that what the kernel offers may refuse (the kernel
 	 * check, core/transport/kernel_probe.c), and the section. */
 	struct fring_cfg_at at_section, at_mode, at_queue_depth, at_bufpool,
 		at_bufpool_size, at_zero_copy;
 };
-/* The transport keys that only io_uring queues use (queue_depth, bufpool,
- * zero_copy, poll_us, placement, cpus, reduced_queues), NULL-terminated: given for a mount
- * served over /dev/fuse, they are unused, and fring says so at start. */
-extern const char *const fring_cfg_uring_keys[];
-#define FRING_DEFAULT_REQUEST_TIMEOUT 300
-#define FRING_DEFAULT_POLL_US 1000
+/* The transport keys `t` gave that a mount served over /dev/fuse does not
+ * use ("transport.poll_us, transport.cpus"), in table order, into buf;
+ * returns how many. */
+int fring_cfg_unused_over_devfuse(const struct fring_cfg_transport *t,
+				  char *buf, size_t len);
 
 struct fring_cfg_mount {
 	char *mountpoint;
 	char *plugin;
 	unsigned line, column;         /* of the mount entry */
-	unsigned mountpoint_line, mountpoint_column; /* of its value */
-	unsigned plugin_line, plugin_column;
+	struct fring_cfg_at at_mountpoint, at_plugin; /* of their values */
 	struct fring_cfg_option *options;
 	size_t nr_options;
 	/* mount_options */
@@ -107,9 +87,28 @@ int fring_config_load(const char *path, struct fring_config **out, char **err);
 int fring_config_parse(const char *name, const char *text, size_t len,
 		       struct fring_config **out, char **err);
 void fring_config_free(struct fring_config *cfg);
+/* Frees what an entry holds (not the entry). */
+void fring_cfg_mount_free(struct fring_cfg_mount *m);
 
 /* Defaults for a transport section. */
 void fring_cfg_transport_defaults(struct fring_cfg_transport *t);
+
+/* The schema's own parsers for callers without a YAML file (the embed
+ * API, the CLI): the same words, checks and messages.
+ *
+ * transport.mode's words: 0 or -EINVAL and *err (malloc'ed, if err). */
+int fring_cfg_parse_mode(const char *s, enum fring_transport_mode *out, char **err);
+/* One mount option into m. `opt` is "ro" or "fsname=NAME"; with
+ * FRING_MOPT_SPEC, `value` may carry the value instead ("fsname", "x"),
+ * and a flag takes a boolean ("ro", "false" or "ro=false"). 0, or -EINVAL
+ * (-ENOMEM) and *err malloc'ed. */
+#define FRING_MOPT_SPEC 1
+int fring_cfg_mount_option(struct fring_cfg_mount *m, const char *opt,
+			   const char *value, int flags, char **err);
+
+/* The markdown key table of the README (name, type, default, transports,
+ * meaning), generated from the key table. */
+void fring_cfg_keys_markdown(FILE *out);
 
 /* Helpers also used by the plugin host table and the CLI.
  * "4096", "64KiB", "64K", "1M", "1MiB", "2G" (binary units); -EINVAL on

@@ -24,7 +24,7 @@ void fring_config_free(struct fring_config *cfg)
 	if (!cfg)
 		return;
 	for (i = 0; i < cfg->nr_mounts; i++)
-		cfg_mount_free(&cfg->mounts[i]);
+		fring_cfg_mount_free(&cfg->mounts[i]);
 	free(cfg->mounts);
 	free(cfg->path);
 	free(cfg);
@@ -100,12 +100,23 @@ static int same_path(const char *a, const char *b)
 	}
 }
 
-static int parse_mounts(struct cfg_ctx *c, yaml_node_t *seq, struct fring_config *cfg)
+/* The `mounts:` sequence, each entry to config_mount.c. */
+int cfg_key_mounts(struct cfg_ctx *c, const struct cfg_key *k, yaml_node_t *seq,
+		   void *base)
 {
-	size_t n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
-	size_t i, j;
+	struct fring_config *cfg = base;
+	size_t n, i, j;
+	char buf[80];
 	int rc;
 
+	(void)k;
+	if (seq->type != YAML_SEQUENCE_NODE && !cfg_is_null(seq))
+		return cfg_error(c, seq, "expected a sequence for mounts, got %s",
+				 cfg_describe(seq, buf, sizeof(buf)));
+	if (cfg_is_null(seq) ||
+	    seq->data.sequence.items.top == seq->data.sequence.items.start)
+		return cfg_error(c, seq, "no mounts ('mounts' is empty)");
+	n = (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
 	if (!(cfg->mounts = calloc(n, sizeof(*cfg->mounts))))
 		return cfg_nomem(c);
 	for (i = 0; i < n; i++) {
@@ -128,9 +139,7 @@ static int parse_mounts(struct cfg_ctx *c, yaml_node_t *seq, struct fring_config
 
 static int parse_root(struct cfg_ctx *c, struct fring_config *cfg)
 {
-	static const char *const keys[] = { "mounts", NULL };
-	yaml_node_t *root = yaml_document_get_root_node(c->doc), *mounts;
-	char buf[80];
+	yaml_node_t *root = yaml_document_get_root_node(c->doc);
 	int rc;
 
 	if (!root || cfg_is_null(root))
@@ -138,18 +147,12 @@ static int parse_root(struct cfg_ctx *c, struct fring_config *cfg)
 				    "no mounts (expected a top-level 'mounts' sequence)");
 	if ((rc = cfg_expect_map(c, root, "the top level")))
 		return rc;
-	cfg_check_keys(c, root, "at top level", keys); /* mounts still checked */
-	if (!(mounts = cfg_get(c, root, "mounts", NULL)))
-		/* A misspelt 'mounts' is the better message. */
-		return c->rc ? c->rc : cfg_error(c, root, "no mounts (expected a "
-						 "top-level 'mounts' sequence)");
-	if (mounts->type != YAML_SEQUENCE_NODE && !cfg_is_null(mounts))
-		return cfg_error(c, mounts, "expected a sequence for mounts, got %s",
-				 cfg_describe(mounts, buf, sizeof(buf)));
-	if (cfg_is_null(mounts) ||
-	    mounts->data.sequence.items.top == mounts->data.sequence.items.start)
-		return cfg_error(c, mounts, "no mounts ('mounts' is empty)");
-	return parse_mounts(c, mounts, cfg);
+	cfg_parse_section(c, root, CFG_TOP, cfg, NULL); /* mounts still checked */
+	/* A misspelt 'mounts' is the better message. */
+	if (!c->rc && !cfg_get(c, root, "mounts", NULL))
+		return cfg_error(c, root, "no mounts (expected a top-level 'mounts' "
+				 "sequence)");
+	return c->rc;
 }
 
 int fring_config_parse(const char *name, const char *text, size_t len,

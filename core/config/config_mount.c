@@ -1,13 +1,15 @@
-/* One entry of `mounts:`: mountpoint, plugin, options, mount_options and
- * transport. */
+/* One entry of `mounts:` (its keys are rows of config_keys.c), and the
+ * mount option words, which the embed API's specs use too. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config/config_internal.h"
 
-void cfg_mount_free(struct fring_cfg_mount *m)
+void fring_cfg_mount_free(struct fring_cfg_mount *m)
 {
 	size_t i;
 
@@ -23,42 +25,109 @@ void cfg_mount_free(struct fring_cfg_mount *m)
 	free(m->transport.cpus);
 }
 
-/* A required, non-empty string; 1 if missing (said by the caller). */
-static int req_string(struct cfg_ctx *c, yaml_node_t *map, const char *key,
-		      char **out, yaml_node_t **where)
+/* A required, non-empty string (a missing one is said by the caller). */
+int cfg_key_string(struct cfg_ctx *c, const struct cfg_key *k, yaml_node_t *v,
+		   void *base)
 {
-	yaml_node_t *v = cfg_get(c, map, key, NULL);
+	struct fring_cfg_at *at = (void *)((char *)base + k->at);
 	char buf[80];
 
-	if (!v)
-		return 1;
 	if (v->type != YAML_SCALAR_NODE || !*cfg_scalar(v) || cfg_is_null(v))
-		return cfg_error(c, v, "%s must be a non-empty string, got %s", key,
-				 cfg_describe(v, buf, sizeof(buf)));
-	if (where)
-		*where = v;
-	return cfg_strdup(c, v, key, out);
+		return cfg_error(c, v, "%s must be a non-empty string, got %s",
+				 k->name, cfg_describe(v, buf, sizeof(buf)));
+	/* Errors about the value (not a directory, dead...) point here. */
+	at->line = (unsigned)v->start_mark.line + 1;
+	at->column = (unsigned)v->start_mark.column + 1;
+	return cfg_strdup(c, v, k->name, (char **)((char *)base + k->off));
 }
 
-/* `NAME=VALUE` with a non-empty value, stored once. */
-static int named_opt(struct cfg_ctx *c, yaml_node_t *v, const char *name, char **out)
+int cfg_key_options(struct cfg_ctx *c, const struct cfg_key *k, yaml_node_t *v,
+		    void *base)
 {
-	const char *s = cfg_scalar(v) + strlen(name) + 1;
-
-	if (*out)
-		return cfg_error(c, v, "mount option '%s' given twice", name);
-	if (!*s)
-		return cfg_error(c, v, "mount option '%s=' needs a value", name);
-	if (!(*out = strdup(s)))
-		return cfg_nomem(c);
-	return 0;
+	(void)k;
+	return cfg_parse_options(c, v, base);
 }
 
-static int parse_mount_options(struct cfg_ctx *c, yaml_node_t *n, struct fring_cfg_mount *m)
+/* The words of mount_options: a flag, or NAME=VALUE stored once. */
+static const struct {
+	const char *name;
+	size_t off;
+	int named;
+} mount_opts[] = {
+	{ "default_permissions", offsetof(struct fring_cfg_mount, default_permissions), 0 },
+	{ "allow_other", offsetof(struct fring_cfg_mount, allow_other), 0 },
+	{ "ro", offsetof(struct fring_cfg_mount, ro), 0 },
+	{ "trust_plugin_permissions",
+	  offsetof(struct fring_cfg_mount, trust_plugin_permissions), 0 },
+	{ "fsname", offsetof(struct fring_cfg_mount, fsname), 1 },
+	{ "subtype", offsetof(struct fring_cfg_mount, subtype), 1 },
+};
+#define NR_MOUNT_OPTS (sizeof(mount_opts) / sizeof(mount_opts[0]))
+
+static int opt_error(char **err, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int opt_error(char **err, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+	return rc;
+}
+
+int fring_cfg_mount_option(struct fring_cfg_mount *m, const char *opt,
+			   const char *value, int flags, char **err)
+{
+	const char *eq = strchr(opt, '=');
+	size_t len = eq ? (size_t)(eq - opt) : strlen(opt), i;
+	char list[160];
+	int on = 1, used = 0;
+
+	if (eq)
+		value = eq + 1;
+	for (i = 0; i < NR_MOUNT_OPTS; i++) {
+		const char *name = mount_opts[i].name;
+		void *field = (char *)m + mount_opts[i].off;
+
+		if (strlen(name) != len || strncmp(opt, name, len))
+			continue;
+		/* A YAML word is "ro" or "fsname=NAME", nothing else. */
+		if (!(flags & FRING_MOPT_SPEC) && !!eq != mount_opts[i].named)
+			break;
+		if (!mount_opts[i].named) {
+			if (value && fring_parse_bool(value, &on) < 0)
+				return opt_error(err, -EINVAL, "mount option '%s': "
+						 "'%s' is not a boolean", opt, value);
+			*(int *)field = on;
+			return 0;
+		}
+		if (*(char **)field)
+			return opt_error(err, -EINVAL, "mount option '%s' given "
+					 "twice", name);
+		if (!value || !*value)
+			return opt_error(err, -EINVAL, "mount option '%s=' needs "
+					 "a value", name);
+		if (!(*(char **)field = strdup(value)))
+			return opt_error(err, -ENOMEM, "out of memory");
+		return 0;
+	}
+	for (i = 0; i < NR_MOUNT_OPTS; i++)
+		used += snprintf(list + used, sizeof(list) - (size_t)used, "%s%s%s",
+				 i ? ", " : "", mount_opts[i].name,
+				 mount_opts[i].named ? "=NAME" : "");
+	return opt_error(err, -EINVAL, "unknown mount option '%s' (expected one "
+			 "of: %s)", opt, list);
+}
+
+int cfg_key_mount_options(struct cfg_ctx *c, const struct cfg_key *k,
+			  yaml_node_t *n, void *base)
 {
 	yaml_node_item_t *i;
 	char buf[80];
 
+	(void)k;
 	if (cfg_is_null(n))
 		return 0;
 	if (n->type != YAML_SEQUENCE_NODE)
@@ -66,30 +135,18 @@ static int parse_mount_options(struct cfg_ctx *c, yaml_node_t *n, struct fring_c
 				 cfg_describe(n, buf, sizeof(buf)));
 	for (i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
 		yaml_node_t *v = cfg_node(c, *i);
-		const char *s;
-		int rc = 0;
+		char *msg = NULL;
+		int rc;
 
 		if (v->type != YAML_SCALAR_NODE || cfg_is_null(v))
 			return cfg_error(c, v, "expected a mount option in mount_options, got %s",
 					 cfg_describe(v, buf, sizeof(buf)));
-		s = cfg_scalar(v);
-		if (!strcmp(s, "default_permissions"))
-			m->default_permissions = 1;
-		else if (!strcmp(s, "allow_other"))
-			m->allow_other = 1;
-		else if (!strcmp(s, "ro"))
-			m->ro = 1;
-		else if (!strcmp(s, "trust_plugin_permissions"))
-			m->trust_plugin_permissions = 1;
-		else if (!strncmp(s, "fsname=", 7))
-			rc = named_opt(c, v, "fsname", &m->fsname);
-		else if (!strncmp(s, "subtype=", 8))
-			rc = named_opt(c, v, "subtype", &m->subtype);
-		else
-			rc = cfg_error(c, v, "unknown mount option '%s' (expected one of: "
-				       "default_permissions, allow_other, ro, "
-				       "trust_plugin_permissions, fsname=NAME, "
-				       "subtype=NAME)", s);
+		rc = fring_cfg_mount_option(base, cfg_scalar(v), NULL, 0, &msg);
+		if (rc == -ENOMEM || (rc && !msg))
+			rc = cfg_nomem(c);
+		else if (rc)
+			rc = cfg_error(c, v, "%s", msg);
+		free(msg);
 		if (rc)
 			return rc;
 	}
@@ -100,11 +157,8 @@ static int parse_mount_options(struct cfg_ctx *c, yaml_node_t *n, struct fring_c
 int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 		    struct fring_cfg_mount *m)
 {
-	static const char *const keys[] = { "mountpoint", "plugin", "options",
-					    "mount_options", "transport", NULL };
-	yaml_node_t *v, *mountpoint = NULL, *plugin = NULL;
-	int rc, missing_mp, missing_plugin;
 	char what[32];
+	int rc;
 
 	fring_cfg_transport_defaults(&m->transport);
 	m->line = (unsigned)n->start_mark.line + 1;
@@ -114,28 +168,16 @@ int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 		return rc;
 	/* Every key is checked, a bad one or not: of several errors the one
 	 * first in the file is reported (cfg_error_at keeps that one). */
-	cfg_check_keys(c, n, "in mount", keys);
-	missing_mp = req_string(c, n, "mountpoint", &m->mountpoint, &mountpoint) == 1;
-	missing_plugin = req_string(c, n, "plugin", &m->plugin, &plugin) == 1;
-	/* Mountpoint errors (missing, not a directory, dead...) point here. */
-	if (mountpoint) {
-		m->mountpoint_line = (unsigned)mountpoint->start_mark.line + 1;
-		m->mountpoint_column = (unsigned)mountpoint->start_mark.column + 1;
-	}
-	if (plugin) {
-		m->plugin_line = (unsigned)plugin->start_mark.line + 1;
-		m->plugin_column = (unsigned)plugin->start_mark.column + 1;
-	}
-	if ((v = cfg_get(c, n, "options", NULL)))
-		cfg_parse_options(c, v, m);
-	if ((v = cfg_get(c, n, "mount_options", NULL)))
-		parse_mount_options(c, v, m);
-	if ((v = cfg_get(c, n, "transport", NULL)))
-		cfg_parse_transport(c, v, &m->transport);
+	cfg_parse_section(c, n, CFG_MOUNT, m, NULL);
 	/* A missing key has no place of its own (the entry's start): it is
 	 * said only when nothing else is wrong, a misspelt key first. */
-	if (!c->rc && (missing_mp || missing_plugin))
-		return cfg_error(c, n, "mount %zu is missing required key '%s'",
-				 index, missing_mp ? "mountpoint" : "plugin");
+	for (size_t i = 0; !c->rc && i < cfg_nr_keys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+
+		if (k->section == CFG_MOUNT && k->required &&
+		    !*(char **)((char *)m + k->off))
+			return cfg_error(c, n, "mount %zu is missing required key '%s'",
+					 index, k->name);
+	}
 	return c->rc;
 }

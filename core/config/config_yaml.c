@@ -120,30 +120,6 @@ int cfg_expect_map(struct cfg_ctx *c, yaml_node_t *n, const char *what)
 	return 0;
 }
 
-int cfg_check_keys(struct cfg_ctx *c, yaml_node_t *map, const char *where,
-		   const char *const *allowed)
-{
-	yaml_node_pair_t *p;
-
-	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = cfg_node(c, p->key);
-		const char *const *a;
-		char list[256] = "";
-		size_t used = 0;
-
-		for (a = allowed; *a && strcmp(*a, cfg_scalar(k)); a++)
-			;
-		if (*a)
-			continue;
-		for (a = allowed; *a && used < sizeof(list); a++)
-			used += snprintf(list + used, sizeof(list) - used, "%s%s",
-					 a == allowed ? "" : ", ", *a);
-		return cfg_error(c, k, "unknown key '%s' %s (expected one of: %s)",
-				 cfg_scalar(k), where, list);
-	}
-	return 0;
-}
-
 yaml_node_t *cfg_get(struct cfg_ctx *c, yaml_node_t *map, const char *key,
 		     yaml_node_t **key_node)
 {

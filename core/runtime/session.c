@@ -325,15 +325,8 @@ static int check_ring_budget(struct fring_session *s, char **err)
 static void note_unused_keys(const struct fring_session *s)
 {
 	char names[160];
-	size_t n = 0;
 
-	names[0] = 0;
-	for (int i = 0; fring_cfg_uring_keys[i]; i++)
-		if (s->transport.uring_keys & (1u << i))
-			n += (size_t)snprintf(names + n, sizeof(names) - n,
-					      "%stransport.%s", n ? ", " : "",
-					      fring_cfg_uring_keys[i]);
-	if (n)
+	if (fring_cfg_unused_over_devfuse(&s->transport, names, sizeof(names)))
 		fring_info("%s: %s: for io_uring queues only, unused over "
 			   "/dev/fuse", s->mountpoint, names);
 }

@@ -511,7 +511,7 @@ def test_command_help(args, first):
 
 
 def test_mount_help_lists_every_mount_option():
-    """Every name -O takes (embed.c's spec_mount_option) is in the help."""
+    """Every name -O takes (core/config/config_mount.c's mount_opts) is in the help."""
     r = run_fring("mount", "--help")
     assert r.returncode == 0, r
     for opt in ("default_permissions", "allow_other", "ro", "fsname=NAME",

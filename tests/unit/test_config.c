@@ -98,10 +98,10 @@ Test(config, full_example_every_key)
 	cr_expect_str_eq(m->plugin, "passthrough");
 	cr_expect_eq(m->line, 3);
 	cr_expect_eq(m->column, 5);
-	cr_expect_eq(m->mountpoint_line, 3);
-	cr_expect_eq(m->mountpoint_column, 17);
-	cr_expect_eq(m->plugin_line, 4);
-	cr_expect_eq(m->plugin_column, 13);
+	cr_expect_eq(m->at_mountpoint.line, 3);
+	cr_expect_eq(m->at_mountpoint.column, 17);
+	cr_expect_eq(m->at_plugin.line, 4);
+	cr_expect_eq(m->at_plugin.column, 13);
 	cr_expect(m->default_permissions && m->allow_other && m->ro);
 	cr_expect_str_eq(m->fsname, "data");
 	cr_expect_str_eq(m->subtype, "pt");
@@ -142,10 +142,10 @@ Test(config, mountpoint_value_position)
 					    "    mountpoint:    \"/mnt/a\"\n"
 					    "  - { plugin: memfs, mountpoint: /mnt/b }\n");
 
-	cr_expect_eq(cfg->mounts[0].mountpoint_line, 3);
-	cr_expect_eq(cfg->mounts[0].mountpoint_column, 20);
-	cr_expect_eq(cfg->mounts[1].mountpoint_line, 4);
-	cr_expect_eq(cfg->mounts[1].mountpoint_column, 34);
+	cr_expect_eq(cfg->mounts[0].at_mountpoint.line, 3);
+	cr_expect_eq(cfg->mounts[0].at_mountpoint.column, 20);
+	cr_expect_eq(cfg->mounts[1].at_mountpoint.line, 4);
+	cr_expect_eq(cfg->mounts[1].at_mountpoint.column, 34);
 	fring_config_free(cfg);
 }
 
