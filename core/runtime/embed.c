@@ -14,11 +14,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "../base/log.h"
 #include "../config/config.h"
 #include "../loader/loader.h"
 #include "../mount/stale.h"
 #include "host.h"
-#include "log.h"
 #include "session.h"
 
 #define FRING_API __attribute__((visibility("default")))

@@ -3,8 +3,7 @@
 
 #include <string.h>
 
-#include "dispatch.h"
-#include "log.h"
+#include "../base/log.h"
 
 static int is_dot_or_dotdot(const char *name, uint32_t len)
 {
@@ -66,7 +65,7 @@ void fring_entry_log(const struct fring_req *r, const char *why,
 		name = request_name(r, &namelen);
 	fring_log_ratelimited(key_of(r->opcode), FRING_LOG_WARN,
 			      "%s: plugin answered %s (unique %llu) with an entry "
-			      "for '%.*s' naming %s; sent EIO", r->dx->mount.name,
+			      "for '%.*s' naming %s; sent EIO", r->rq->name,
 			      fring_opcode_name(r->opcode),
 			      (unsigned long long)r->unique,
 			      name ? (int)namelen : 0, name ? name : "", why);

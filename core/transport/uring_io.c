@@ -36,8 +36,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "../runtime/dispatch.h"
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "uring_internal.h"
 
 static atomic_int inline_off = -1; /* read by every queue thread */
@@ -158,7 +157,7 @@ static int accept_io(fring_req *h, uint32_t opcode, int fd)
 		fring_log_ratelimited("uring-closed", FRING_LOG_WARN,
 				      "%s: req_%s_fd on %s (unique %llu) after the "
 				      "connection's rings stopped: refused "
-				      "(-ENOTCONN)", r->dx->mount.name,
+				      "(-ENOTCONN)", r->rq->name,
 				      opcode == FUSE_READ ? "read" : "write",
 				      fring_opcode_name(opcode),
 				      (unsigned long long)r->unique);
