@@ -11,7 +11,6 @@
 #include "base/log.h"
 #include "loader/loader_internal.h"
 
-
 /* What an ABI 1.0 plugin must provide: the descriptor up to `ops`, and
  * the ops table up to the last required callback. */
 #define DESC_MIN_SIZE (offsetof(struct fring_plugin, ops) + sizeof(void *))

@@ -32,7 +32,6 @@
 #include "base/log.h"
 #include "loader/loader_internal.h"
 
-
 /* dl handles whose load() succeeded. dlopen returns the same handle for
  * the same file (even via another path or a symlink), so it is the key. */
 static void **loaded;

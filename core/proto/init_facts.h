@@ -21,10 +21,10 @@
 
 struct fring_init_result {
 	uint32_t kernel_major, kernel_minor;
-	uint32_t minor;          /* negotiated */
-	uint64_t capable, want;  /* kernel's offer, what we accepted */
+	uint32_t minor;		/* negotiated */
+	uint64_t capable, want; /* kernel's offer, what we accepted */
 	uint32_t max_write, max_readahead, max_pages, time_gran;
-	size_t bufsize;          /* /dev/fuse read buffer: max_write + 4096 */
+	size_t bufsize;		  /* /dev/fuse read buffer: max_write + 4096 */
 	uint32_t request_timeout; /* seconds negotiated, 0 = none */
 };
 

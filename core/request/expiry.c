@@ -66,7 +66,8 @@ static void *expiry_main(void *arg)
 		if (n) {
 			pthread_mutex_unlock(&e->lock);
 			for (unsigned i = 0; i < n; i++)
-				e->due(e->ud, due[i], FRING_INTERRUPT_DEADLINE_MS);
+				e->due(e->ud, due[i],
+				       FRING_INTERRUPT_DEADLINE_MS);
 			pthread_mutex_lock(&e->lock);
 			continue;
 		}
@@ -96,9 +97,10 @@ void fring_expiry_arm(struct fring_expiry *e, uint64_t unique)
 		int ret = pthread_create(&e->thread, NULL, expiry_main, e);
 
 		if (ret) {
-			fring_log_ratelimited("expiry-thread", FRING_LOG_WARN,
-					      "%s: no thread for interrupt deadlines: %s",
-					      e->name, strerror(ret));
+			fring_log_ratelimited(
+				"expiry-thread", FRING_LOG_WARN,
+				"%s: no thread for interrupt deadlines: %s",
+				e->name, strerror(ret));
 			goto out;
 		}
 		e->started = 1;

@@ -45,7 +45,8 @@ int fring_req_reply_error(fring_req *h, int32_t neg_errno)
 		char msg[256];
 
 		FRING_STAT_INC(r->rq, r->queue, misuse);
-		snprintf(msg, sizeof(msg), "%s: plugin replied %d to %s (unique "
+		snprintf(msg, sizeof(msg),
+			 "%s: plugin replied %d to %s (unique "
 			 "%llu): not a negative errno, sent EIO",
 			 r->rq->name, (int)neg_errno,
 			 fring_opcode_name(r->opcode),

@@ -20,7 +20,6 @@
 struct fring_req;
 struct fring_reqs;
 
-
 /* A transport's operations on the requests it serves: one table per
  * transport, so a request carries a single pointer to it (fring_req.ops). */
 struct fring_req_ops {
@@ -55,7 +54,7 @@ struct fring_req_ops {
  * (xrefs) to go before it rewrites a field; a caller that sees this state
  * after taking its reference reads nothing else and gets -EALREADY. */
 #define FRING_REQ_RECYCLING 5
-#define FRING_REQ_ST(s) ((unsigned)(s) & 0xffu)
+#define FRING_REQ_ST(s) ((unsigned)(s)&0xffu)
 
 /* Plugin-facing handles. Transports recycle a request's memory for the
  * next request as soon as it is answered, so a plugin that replies again
@@ -73,7 +72,8 @@ struct fring_req_ops {
 
 static inline struct fring_req *fring_req_ptr(fring_req *h)
 {
-	return (struct fring_req *)(uintptr_t)((uintptr_t)h & FRING_REQ_ADDR_MASK);
+	return (struct fring_req *)(uintptr_t)((uintptr_t)h &
+					       FRING_REQ_ADDR_MASK);
 }
 
 static inline uint32_t fring_req_hgen(const fring_req *h)
@@ -91,12 +91,12 @@ struct fring_req {
 	 * NULL dx there under ASan). */
 	struct fring_reqs *rq;
 	const struct fring_req_ops *ops;
-	void *tdata;     /* transport's own data */
+	void *tdata; /* transport's own data */
 	/* Transport's fd for replies (devfuse), else -1. fd >= 0 also means a
 	 * reply does not give the request's memory back to the kernel, so
 	 * the runtime may answer for the plugin (interrupt deadline). */
 	int fd;
-	uint32_t queue;  /* worker / queue index, for req_ctx */
+	uint32_t queue; /* worker / queue index, for req_ctx */
 	/* Owners (ring requests; NULL owner: any thread, no references).
 	 * The owning queue thread may claim with a plain store where the
 	 * transport allows it (fring_req_claim_owner); every other thread
@@ -121,7 +121,7 @@ struct fring_req {
 	struct fring_decoded d;
 
 	atomic_int interrupted; /* set by INTERRUPT */
-	int tracked;            /* in the in-flight table, counted outstanding */
+	int tracked; /* in the in-flight table, counted outstanding */
 	struct fring_req *hnext;
 
 	/* READDIR(PLUS) reply under construction. scratch is transport memory
@@ -140,17 +140,16 @@ struct fring_req {
 	/* From here on: never cleared by fring_req_init, only written
 	 * atomically, because a late caller (a stale handle, an off-thread
 	 * claim that lost) may read them while the request is recycled. */
-	atomic_uint state;      /* generation << 8 | FRING_REQ_* */
+	atomic_uint state; /* generation << 8 | FRING_REQ_* */
 	/* The generation the owner claimed through its fast path (a plain
 	 * store, fring_req_claim_owner), which an off-thread claim checks
 	 * after taking its reference. Stale values name an older generation. */
 	atomic_uint oclaim;
-	atomic_int xrefs;       /* off-thread callers inside (see above) */
+	atomic_int xrefs; /* off-thread callers inside (see above) */
 };
 
 /* The transport identity of the calling thread (its queue thread object),
  * compared with fring_req.owner. NULL on threads of no transport. */
 extern __thread const void *fring_req_thread;
-
 
 #endif /* FRING_REQ_H */

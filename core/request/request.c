@@ -41,9 +41,10 @@ void fring_req_quiesce(struct fring_req *r)
 		atomic_store(&r->state, WITH_ST(s, FRING_REQ_RECYCLING));
 	for (long i = 0; atomic_load(&r->xrefs); i++) {
 		if (i == 1000000) {
-			fring_err("%s: a plugin thread holds a request past its "
-				  "reply; recycling it anyway",
-				  r->rq ? r->rq->name : "?");
+			fring_err(
+				"%s: a plugin thread holds a request past its "
+				"reply; recycling it anyway",
+				r->rq ? r->rq->name : "?");
 			break;
 		}
 		sched_yield();
@@ -104,7 +105,8 @@ static int stale(struct fring_req *r, uint32_t hgen, unsigned s)
 	fring_log_ratelimited("stale-handle", FRING_LOG_WARN,
 			      "%s: plugin used the handle of a request it had "
 			      "answered (the slot holds a newer request); "
-			      "refused", r->rq->name);
+			      "refused",
+			      r->rq->name);
 	return 1;
 }
 
@@ -185,7 +187,8 @@ void fring_req_finish(struct fring_req *r)
 	r->ops->release(r);
 	/* Counted last so that "outstanding == 0" means every release ran. */
 	if (tracked)
-		atomic_fetch_sub(&fring_stats_of(rq->stats, queue)->outstanding, 1);
+		atomic_fetch_sub(&fring_stats_of(rq->stats, queue)->outstanding,
+				 1);
 }
 
 __thread const void *fring_req_thread;
@@ -329,10 +332,11 @@ static int claim(fring_req *h, int off_owner)
 		if (FRING_REQ_ST(s) == FRING_REQ_EXPIRED &&
 		    atomic_compare_exchange_strong(&r->state, &s,
 						   WITH_ST(s, FRING_REQ_REPLIED))) {
-			fring_dbg("%s: late reply to %s (unique %llu) after its "
-				  "interrupt deadline: dropped",
-				  r->rq->name, fring_opcode_name(r->opcode),
-				  (unsigned long long)r->unique);
+			fring_dbg(
+				"%s: late reply to %s (unique %llu) after its "
+				"interrupt deadline: dropped",
+				r->rq->name, fring_opcode_name(r->opcode),
+				(unsigned long long)r->unique);
 			fring_req_finish(r);
 			return -EALREADY;
 		}
@@ -380,20 +384,23 @@ void fring_req_expire(struct fring_reqs *rq, uint64_t unique,
 
 	if (!r) {
 		if (ring)
-			fring_log_ratelimited("expire-uring", FRING_LOG_WARN,
-					      "%s: plugin did not answer the "
-					      "interrupted request %llu within %u ms; "
-					      "io_uring requests can only be "
-					      "answered by the plugin: the caller "
-					      "waits", rq->name,
-					      (unsigned long long)unique, waited_ms);
+			fring_log_ratelimited(
+				"expire-uring", FRING_LOG_WARN,
+				"%s: plugin did not answer the "
+				"interrupted request %llu within %u ms; "
+				"io_uring requests can only be "
+				"answered by the plugin: the caller "
+				"waits",
+				rq->name, (unsigned long long)unique,
+				waited_ms);
 		return;
 	}
-	fring_log_ratelimited("expire", FRING_LOG_WARN,
-			      "%s: plugin did not answer the interrupted %s "
-			      "(unique %llu) within %u ms; answered EINTR for it",
-			      rq->name, fring_opcode_name(r->opcode),
-			      (unsigned long long)unique, waited_ms);
+	fring_log_ratelimited(
+		"expire", FRING_LOG_WARN,
+		"%s: plugin did not answer the interrupted %s "
+		"(unique %llu) within %u ms; answered EINTR for it",
+		rq->name, fring_opcode_name(r->opcode),
+		(unsigned long long)unique, waited_ms);
 	fring_req_send_raw(r, -EINTR, NULL, 0);
 	/* Only this thread or a LATE claim move it out of EXPIRING. */
 	s = WITH_ST(atomic_load(&r->state), FRING_REQ_EXPIRING);

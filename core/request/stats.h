@@ -16,12 +16,13 @@
 
 #define FRING_STAT_SHARDS 16
 struct fring_stats {
-	atomic_ulong requests[FUSE_OPCODE_MAX + 1]; /* [FUSE_OPCODE_MAX]: unknown */
+	atomic_ulong
+		requests[FUSE_OPCODE_MAX + 1]; /* [FUSE_OPCODE_MAX]: unknown */
 	atomic_ulong replies;
-	atomic_ulong errors;    /* replies with error != 0 */
+	atomic_ulong errors;	/* replies with error != 0 */
 	atomic_ulong malformed; /* requests that failed to decode */
 	atomic_ulong interrupts;
-	atomic_ulong misuse;    /* plugin replies of the wrong kind/value */
+	atomic_ulong misuse; /* plugin replies of the wrong kind/value */
 	atomic_ulong send_failures;
 	atomic_long outstanding;
 } __attribute__((aligned(64)));
@@ -34,7 +35,7 @@ static inline struct fring_stats *fring_stats_of(struct fring_stats *shards,
 }
 
 /* rq: a struct fring_reqs * (request.h). */
-#define FRING_STAT_INC(rq, queue, field)                                    \
+#define FRING_STAT_INC(rq, queue, field)                                      \
 	atomic_fetch_add_explicit(&fring_stats_of((rq)->stats, queue)->field, \
 				  1, memory_order_relaxed)
 

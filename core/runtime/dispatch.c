@@ -117,8 +117,9 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 	r->gid = in->gid;
 	r->pid = in->pid;
 	r->in_len = in->len;
-	FRING_STAT_INC(&dx->rq, r->queue, requests[in->opcode < FUSE_OPCODE_MAX
-						      ? in->opcode
+	FRING_STAT_INC(
+		&dx->rq, r->queue,
+		requests[in->opcode < FUSE_OPCODE_MAX ? in->opcode
 						      : FUSE_OPCODE_MAX]);
 
 	ret = fring_decode(in, arg, arglen, payload, paylen, &dx->conn, &r->d);
@@ -242,9 +243,9 @@ dflt:
 	}
 }
 
-void fring_dispatch_arrived(struct fring_req *r, const struct fuse_in_header *in,
-			    const void *arg, size_t arglen, const void *payload,
-			    size_t paylen)
+void fring_dispatch_arrived(struct fring_req *r,
+			    const struct fuse_in_header *in, const void *arg,
+			    size_t arglen, const void *payload, size_t paylen)
 {
 	fring_dispatch(fring_req_dx(r), r, in, arg, arglen, payload, paylen);
 }

@@ -23,9 +23,9 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 
 /* fring_dispatch for the request's own dispatch state (fring_req_dx): the
  * session's struct fring_serve.arrived, which the transports call. */
-void fring_dispatch_arrived(struct fring_req *r, const struct fuse_in_header *in,
-			    const void *arg, size_t arglen, const void *payload,
-			    size_t paylen);
+void fring_dispatch_arrived(struct fring_req *r,
+			    const struct fuse_in_header *in, const void *arg,
+			    size_t arglen, const void *payload, size_t paylen);
 
 /* One contiguous request of `len` bytes, as /dev/fuse reads it (for tests
  * and fuzzers; the transport splits it itself). */

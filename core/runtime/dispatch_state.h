@@ -43,9 +43,10 @@ struct fring_dispatch {
 	void *inst;
 	struct fring_mount mount;
 	struct fring_proto_conn conn; /* valid once INIT is answered */
-	int serialize;                /* FRING_THREAD_SERIALIZE */
+	int serialize;		      /* FRING_THREAD_SERIALIZE */
 	pthread_mutex_t serial;
-	struct fring_reqs rq; /* statistics, in-flight table, interrupt deadlines */
+	struct fring_reqs
+		rq; /* statistics, in-flight table, interrupt deadlines */
 };
 
 /* The dispatch state r belongs to (every request dispatch sees points to

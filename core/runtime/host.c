@@ -199,7 +199,8 @@ static void open_filter(const struct fring_req *r, struct fuse_open_out *oo)
 {
 	if ((oo->open_flags & FOPEN_IO_URING_ZERO_COPY) &&
 	    (fring_req_dx(r)->desc->abi_minor < 5 ||
-	     !atomic_load_explicit(&fring_req_dx(r)->mount.zero_copy, memory_order_relaxed)))
+	     !atomic_load_explicit(&fring_req_dx(r)->mount.zero_copy,
+				   memory_order_relaxed)))
 		oo->open_flags &= ~FOPEN_IO_URING_ZERO_COPY;
 }
 
@@ -433,8 +434,7 @@ static int32_t dir_result(struct fring_req *r, int ret)
 		fring_log_ratelimited("dir-add", FRING_LOG_WARN,
 				      "%s: plugin added an invalid directory "
 				      "entry name to %s (unique %llu); skipped",
-				      r->rq->name,
-				      fring_opcode_name(r->opcode),
+				      r->rq->name, fring_opcode_name(r->opcode),
 				      (unsigned long long)r->unique);
 	return ret;
 }

@@ -128,6 +128,7 @@ int fring_session_new(const struct fring_session_params *p,
 		      struct fring_session **out, char **err)
 {
 	struct fring_session *s;
+	struct fring_serve sv;
 	int oom = 0, ret;
 
 	*out = NULL;
@@ -170,9 +171,10 @@ int fring_session_new(const struct fring_session_params *p,
 		ret = -ENOMEM;
 		goto fail;
 	}
-	fring_transports_init(&s->ts, &s->transport, s->mountpoint, s->nr_threads,
-			      &(struct fring_serve){ .rq = &s->dx.rq,
-						     .arrived = fring_dispatch_arrived });
+	sv.rq = &s->dx.rq;
+	sv.arrived = fring_dispatch_arrived;
+	fring_transports_init(&s->ts, &s->transport, s->mountpoint,
+			      s->nr_threads, &sv);
 	s->dx.mount.request_shutdown = request_shutdown;
 	s->dx.mount.owner = s;
 	s->dx.mount.fuse_fd = -1;

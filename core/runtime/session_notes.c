@@ -22,5 +22,6 @@ void fring_session_note_unused_keys(const struct fring_session *s)
 					      fring_cfg_uring_keys[i]);
 	if (n)
 		fring_info("%s: %s: for io_uring queues only, unused over "
-			   "/dev/fuse", s->mountpoint, names);
+			   "/dev/fuse",
+			   s->mountpoint, names);
 }

@@ -26,16 +26,18 @@ void fring_session_log_stats(const struct fring_session *s)
 		char line[1024];
 		size_t n = 0;
 
-		for (unsigned i = 0; i <= FUSE_OPCODE_MAX && n < sizeof(line); i++) {
+		for (unsigned i = 0; i <= FUSE_OPCODE_MAX && n < sizeof(line);
+		     i++) {
 			unsigned long c = atomic_load(&st->requests[i]);
 
 			if (c)
-				n += (size_t)snprintf(line + n, sizeof(line) - n,
-						      "%s%s %lu", n ? ", " : "",
-						      i == FUSE_OPCODE_MAX
-							      ? "unknown"
-							      : fring_opcode_name(i),
-						      c);
+				n += (size_t)snprintf(
+					line + n, sizeof(line) - n, "%s%s %lu",
+					n ? ", " : "",
+					i == FUSE_OPCODE_MAX
+						? "unknown"
+						: fring_opcode_name(i),
+					c);
 		}
 		fring_dbg("%s: requests by opcode: %s", s->mountpoint,
 			  n ? line : "none");

@@ -86,8 +86,9 @@ static int mount_place(const struct fring_session *s)
 
 	if (place >= 0)
 		return place;
-	return fring_fusectl_id(s->mountpoint) == s->conn_id ? FRING_PLACE_TOP
-							     : FRING_PLACE_COVERED;
+	return fring_fusectl_id(s->mountpoint) == s->conn_id
+		       ? FRING_PLACE_TOP
+		       : FRING_PLACE_COVERED;
 }
 
 int fring_session_still_mounted(const struct fring_session *s)
@@ -124,10 +125,11 @@ static void unmount_own(struct fring_session *s)
 	 * on its fd): sever ours, then the unmount only closes and frees. */
 	ret = fring_fusectl_abort(s->conn_id);
 	if (ret == 0)
-		fring_warn("%s: another mount now covers ours (or ours was "
-			   "moved); aborted our connection instead of unmounting "
-			   "by path (clear it later with: umount -l %s)",
-			   s->mountpoint, s->mountpoint);
+		fring_warn(
+			"%s: another mount now covers ours (or ours was "
+			"moved); aborted our connection instead of unmounting "
+			"by path (clear it later with: umount -l %s)",
+			s->mountpoint, s->mountpoint);
 	if (ret == 0 || ret == -ENOENT) /* severed now, or gone already */
 		fring_mount_unmount(s->mh);
 	else
@@ -137,7 +139,7 @@ static void unmount_own(struct fring_session *s)
 /* Give replies the plugin still owes a bounded time to arrive. */
 static long drain(struct fring_session *s)
 {
-	struct timespec ts = { 0, 10 * 1000000L };
+	struct timespec ts = {0, 10 * 1000000L};
 	long left;
 
 	for (int waited = 0; waited < STOP_DRAIN_MS; waited += 10) {
@@ -160,13 +162,14 @@ static void flush_writeback(struct fring_session *s)
 		return;
 	ret = fring_flush_mount(s->mountpoint, STOP_SYNC_MS);
 	if (ret == -ETIMEDOUT)
-		fring_warn("%s: dirty pages still being written back after %u ms; "
-			   "unmounting anyway (what is not on the backing store "
-			   "yet is lost; fsync'd data is safe)", s->mountpoint,
-			   STOP_SYNC_MS);
+		fring_warn(
+			"%s: dirty pages still being written back after %u ms; "
+			"unmounting anyway (what is not on the backing store "
+			"yet is lost; fsync'd data is safe)",
+			s->mountpoint, STOP_SYNC_MS);
 	else if (ret)
-		fring_warn("%s: flushing the writeback cache: %s", s->mountpoint,
-			   strerror(-ret));
+		fring_warn("%s: flushing the writeback cache: %s",
+			   s->mountpoint, strerror(-ret));
 }
 
 void fring_session_stop(struct fring_session *s)
@@ -195,9 +198,10 @@ void fring_session_stop(struct fring_session *s)
 		}
 		unanswered = drain(s);
 		if (unanswered > 0)
-			fring_warn("%s: %ld request(s) still unanswered at stop "
-				   "(in the plugin when the connection ended)",
-				   s->mountpoint, unanswered);
+			fring_warn(
+				"%s: %ld request(s) still unanswered at stop "
+				"(in the plugin when the connection ended)",
+				s->mountpoint, unanswered);
 		fring_session_log_stats(s);
 	}
 	fring_dispatch_quiesce(&s->dx);

@@ -27,12 +27,13 @@ int fring_transports_precheck(struct fring_transports *ts, char **err)
 	    !fring_uring_precheck(&ts->cfg, why, sizeof(why)))
 		return 0;
 	if (ts->cfg.mode == FRING_MODE_URING || ts->cfg.bufpool == FRING_ON) {
-		*err = fring_strf("%s: transport uring: io_uring unavailable: %s",
-				  ts->mountpoint, why);
+		*err = fring_strf(
+			"%s: transport uring: io_uring unavailable: %s",
+			ts->mountpoint, why);
 		return -ENOMEM;
 	}
-	fring_info("%s: transport devfuse: io_uring not used: %s", ts->mountpoint,
-		   why);
+	fring_info("%s: transport devfuse: io_uring not used: %s",
+		   ts->mountpoint, why);
 	ts->cfg.mode = FRING_MODE_DEVFUSE;
 	return 0;
 }
@@ -45,8 +46,11 @@ void fring_transports_offer(struct fring_transports *ts, int fd,
 				       : fring_devfuse_default_threads();
 	ts->uo.mode = ts->cfg.mode;
 	ts->uo.p = (struct fring_uring_params){
-		.fuse_fd = fd, .sv = ts->sv, .mountpoint = ts->mountpoint,
-		.conn_id = conn_id, .cfg = &ts->cfg,
+		.fuse_fd = fd,
+		.sv = ts->sv,
+		.mountpoint = ts->mountpoint,
+		.conn_id = conn_id,
+		.cfg = &ts->cfg,
 	};
 	if (ts->cfg.mode != FRING_MODE_DEVFUSE && fring_uring_enabled() &&
 	    fring_uring_possible_cpus() > 0) {
@@ -70,8 +74,11 @@ int fring_transports_start(struct fring_transports *ts,
 			   void (*on_exit)(void *ud), void *ud, char **err)
 {
 	struct fring_devfuse_params dp = {
-		.session_fd = fd, .nr_threads = ts->nr_queues,
-		.bufsize = res->bufsize, .on_all_exited = on_exit, .ud = ud,
+		.session_fd = fd,
+		.nr_threads = ts->nr_queues,
+		.bufsize = res->bufsize,
+		.on_all_exited = on_exit,
+		.ud = ud,
 	};
 	int ret;
 
@@ -105,8 +112,8 @@ void fring_transports_log(const struct fring_transports *ts, uint32_t max_write)
 		  ts->mountpoint, fring_devfuse_nr_threads(ts->df), max_write);
 	if (ts->uo.u)
 		fring_dbg("%s: io_uring: %u queues on %u threads, %u entries "
-			  "each, ring %s", ts->mountpoint,
-			  fring_uring_nr_qids(ts->uo.u),
+			  "each, ring %s",
+			  ts->mountpoint, fring_uring_nr_qids(ts->uo.u),
 			  fring_uring_nr_threads(ts->uo.u),
 			  fring_uring_depth(ts->uo.u),
 			  fring_uring_ring_mode(ts->uo.u));

@@ -32,13 +32,15 @@
 #define FRING_TRANSPORTS_MAX 2
 
 struct fring_transports {
-	struct fring_cfg_transport cfg; /* the mount's; mode may drop to devfuse */
+	struct fring_cfg_transport
+		cfg; /* the mount's; mode may drop to devfuse */
 	const char *mountpoint;
-	unsigned nr_workers;            /* /dev/fuse workers asked for, 0: default */
+	unsigned nr_workers; /* /dev/fuse workers asked for, 0: default */
 	struct fring_serve sv;
 	/* For INIT (fring_transports_offer): FRING_TRANSPORT_* and queues. */
 	uint32_t conn_transport, nr_queues;
-	struct fring_uring_offer uo;    /* uo.u: the rings, once INIT set them up */
+	struct fring_uring_offer
+		uo; /* uo.u: the rings, once INIT set them up */
 	struct fring_devfuse *df;
 	/* What serves, in the order the session stops them (NULL: not
 	 * serving): /dev/fuse, set by fring_transports_start, then the

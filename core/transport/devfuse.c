@@ -213,7 +213,8 @@ static void arrived(struct fring_devfuse *t, struct fring_req *r,
 		FRING_STAT_INC(t->sv.rq, r->queue, malformed);
 		fring_log_ratelimited("malformed", FRING_LOG_WARN,
 				      "short read of %zu bytes from /dev/fuse: "
-				      "dropped", len);
+				      "dropped",
+				      len);
 		fring_req_drop(r);
 		return;
 	}
@@ -278,7 +279,8 @@ static void *worker_main(void *arg)
 					  t->sv.rq->name, w->idx, strerror(e));
 			break;
 		}
-		fring_req_init(&b->req, t->sv.rq, &df_req_ops, b, w->fd, w->idx);
+		fring_req_init(&b->req, t->sv.rq, &df_req_ops, b, w->fd,
+			       w->idx);
 		/* The tail of the buffer can hold a READDIR reply. */
 		skip = ((size_t)n + 7) & ~(size_t)7;
 		if (skip < cap) {
@@ -380,9 +382,10 @@ int fring_devfuse_start(const struct fring_serve *sv,
 		nclone += cloned;
 	}
 	if (nclone < (int)t->n)
-		fring_warn("%s: FUSE_DEV_IOC_CLONE failed for %u of %u workers; "
-			   "they share the session's queue", sv->rq->name,
-			   t->n - nclone, t->n);
+		fring_warn(
+			"%s: FUSE_DEV_IOC_CLONE failed for %u of %u workers; "
+			"they share the session's queue",
+			sv->rq->name, t->n - nclone, t->n);
 
 	/* Workers inherit a full signal mask: signals go to the main thread. */
 	sigfillset(&all);
@@ -473,14 +476,16 @@ unsigned fring_devfuse_cancel(struct fring_devfuse *t)
 			continue;
 		}
 		fring_warn("%s: worker %u did not stop (busy in the plugin); "
-			   "abandoned it", t->sv.rq->name, i);
+			   "abandoned it",
+			   t->sv.rq->name, i);
 		pthread_detach(w->tid);
 		t->abandoned++;
 	}
 	if (cancelled)
-		fring_warn("%s: %u idle worker(s) did not stop (files still open "
-			   "on the lazily unmounted fs?); cancelled them",
-			   t->sv.rq->name, cancelled);
+		fring_warn(
+			"%s: %u idle worker(s) did not stop (files still open "
+			"on the lazily unmounted fs?); cancelled them",
+			t->sv.rq->name, cancelled);
 	return t->abandoned;
 }
 
@@ -490,8 +495,9 @@ void fring_devfuse_free(struct fring_devfuse *t)
 		return;
 	if (t->abandoned) {
 		/* A stuck worker still uses t, its fd and its buffer. */
-		fring_warn("%s: leaking the /dev/fuse workers' state (%u stuck)",
-			   t->sv.rq->name, t->abandoned);
+		fring_warn(
+			"%s: leaking the /dev/fuse workers' state (%u stuck)",
+			t->sv.rq->name, t->abandoned);
 		return;
 	}
 	for (unsigned i = 0; i < t->n; i++)

@@ -40,7 +40,7 @@ struct fring_uring;
 
 struct fring_uring_params {
 	int fuse_fd;                /* session /dev/fuse fd, open for the session */
-	struct fring_serve sv;      /* where requests go (transport.h) */
+	struct fring_serve sv;	    /* where requests go (transport.h) */
 	const char *mountpoint;     /* for messages; may be NULL */
 	uint32_t conn_id;           /* fusectl connection id if known, else 0 */
 	/* The mount's transport keys, read where they apply: queues,
@@ -49,8 +49,9 @@ struct fring_uring_params {
 	const struct fring_cfg_transport *cfg;
 	uint32_t max_write;         /* negotiated in INIT */
 	uint32_t max_pages;         /* negotiated in INIT (0 = 32, no MAX_PAGES) */
-	uint32_t ring_mode;         /* FRING_URING_RING_*; 0 = the best the kernel takes */
-	int bufpool_offered;        /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
+	uint32_t
+		ring_mode; /* FRING_URING_RING_*; 0 = the best the kernel takes */
+	int bufpool_offered; /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
 	/* By the hook, from fring_uring_reduced_queues: register reduced
 	 * queues (INIT had FUSE_URING_REDUCED_Q and reduced_queues lets fring
 	 * trust it), and why or why not (NULL: from reduced_offered alone). */

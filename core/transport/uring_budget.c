@@ -110,8 +110,8 @@ int fring_uring_precheck(const struct fring_cfg_transport *cfg, char *why,
 			 size_t len)
 {
 	int qids = fring_uring_possible_cpus();
-	uint32_t depth = cfg->queue_depth ? cfg->queue_depth
-					  : FRING_URING_DEFAULT_DEPTH;
+	uint32_t depth =
+		cfg->queue_depth ? cfg->queue_depth : FRING_URING_DEFAULT_DEPTH;
 	/* INIT has not happened: the most fring ever asks for. */
 	uint32_t mw = FRING_DEFAULT_MAX_WRITE;
 	uint32_t payload = fring_uring_max_payload(mw, (mw + 4095) / 4096);
@@ -121,7 +121,7 @@ int fring_uring_precheck(const struct fring_cfg_transport *cfg, char *why,
 		return 0; /* setup reports it */
 	if (cfg->bufpool != FRING_OFF && pools_likely()) {
 		bufs = cfg->bufpool_size ? cfg->bufpool_size / payload
-				       : (depth < 8 ? depth : 8);
+					 : (depth < 8 ? depth : 8);
 		if (bufs > depth)
 			bufs = depth;
 		if (!bufs)

@@ -74,11 +74,13 @@ int uring_pool_plan(struct fring_uring *u, const struct fring_uring_params *p,
 	/* The kernel's buffer is max(8192, max_write, max_pages * 4096),
 	 * which is u->payload_sz: max_pages covers max_write in whole pages. */
 	n = p->cfg->bufpool_size ? p->cfg->bufpool_size / u->payload_sz
-			    : min_u32(u->depth, POOL_DEFAULT_BUFS);
+				 : min_u32(u->depth, POOL_DEFAULT_BUFS);
 	if (!n) {
-		*err = fring_strf("transport.bufpool.size %llu holds no %u-byte "
-				  "buffer", (unsigned long long)p->cfg->bufpool_size,
-				  u->payload_sz);
+		*err = fring_strf(
+			"transport.bufpool.size %llu holds no %u-byte "
+			"buffer",
+			(unsigned long long)p->cfg->bufpool_size,
+			u->payload_sz);
 		return -EINVAL;
 	}
 	/* An entry holds at most one buffer; the pool is one fixed buffer,

@@ -194,8 +194,8 @@ struct uring_place {
 };
 
 struct fring_uring {
-	struct fring_transport tp;     /* first: the session's handle */
-	struct fring_serve sv;         /* where requests go (transport.h) */
+	struct fring_transport tp; /* first: the session's handle */
+	struct fring_serve sv;	   /* where requests go (transport.h) */
 	int fuse_fd;
 	char *mountpoint;              /* for messages */
 	uint32_t conn_id;              /* fusectl id, 0 = look it up */

@@ -154,13 +154,14 @@ static int accept_io(fring_req *h, uint32_t opcode, int fd)
 		return -EBADF;
 	e = uring_ent_of(r);
 	if (atomic_load_explicit(&e->th->u->closed, memory_order_acquire)) {
-		fring_log_ratelimited("uring-closed", FRING_LOG_WARN,
-				      "%s: req_%s_fd on %s (unique %llu) after the "
-				      "connection's rings stopped: refused "
-				      "(-ENOTCONN)", r->rq->name,
-				      opcode == FUSE_READ ? "read" : "write",
-				      fring_opcode_name(opcode),
-				      (unsigned long long)r->unique);
+		fring_log_ratelimited(
+			"uring-closed", FRING_LOG_WARN,
+			"%s: req_%s_fd on %s (unique %llu) after the "
+			"connection's rings stopped: refused "
+			"(-ENOTCONN)",
+			r->rq->name, opcode == FUSE_READ ? "read" : "write",
+			fring_opcode_name(opcode),
+			(unsigned long long)r->unique);
 		return -ENOTCONN;
 	}
 	if (uring_self != e->th || !e->zc)

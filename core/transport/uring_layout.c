@@ -81,7 +81,8 @@ int uring_layout(struct fring_uring *u, const struct fring_uring_params *p,
 		return ret;
 	read_nodes(u);
 	topo = (struct fring_topo){ u->nr_cpus, u->node, u->usable };
-	ret = fring_place_plan(&topo, p->cfg->queues, p->reduced_offered, &plan);
+	ret = fring_place_plan(&topo, p->cfg->queues, p->reduced_offered,
+			       &plan);
 	if (ret)
 		return ret;
 	u->reduced = plan.reduced;

@@ -69,15 +69,16 @@ static int zc_refuse(struct uring_ent *e, struct fring_req *r,
 			return 0; /* 2: the WRITE_FIXED's own count */
 	}
 	ctr_inc(&e->q->ctr.zc_refused);
-	fring_log_ratelimited("uring-zc-reply", FRING_LOG_WARN,
-			      "%s: plugin answered a zero-copied %s (unique %llu) "
-			      "with %s; only req_%s_fd can reach the client's "
-			      "pages: sent EIO", r->rq->name,
-			      fring_opcode_name(r->opcode),
-			      (unsigned long long)r->unique,
-			      r->opcode == FUSE_READ ? "bytes (reply_data)"
-						     : "a count (reply_write)",
-			      r->opcode == FUSE_READ ? "read" : "write");
+	fring_log_ratelimited(
+		"uring-zc-reply", FRING_LOG_WARN,
+		"%s: plugin answered a zero-copied %s (unique %llu) "
+		"with %s; only req_%s_fd can reach the client's "
+		"pages: sent EIO",
+		r->rq->name, fring_opcode_name(r->opcode),
+		(unsigned long long)r->unique,
+		r->opcode == FUSE_READ ? "bytes (reply_data)"
+				       : "a count (reply_write)",
+		r->opcode == FUSE_READ ? "read" : "write");
 	return 1;
 }
 

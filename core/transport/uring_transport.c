@@ -164,7 +164,8 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		 p->reduced_why ? p->reduced_why
 		 : p->reduced_offered ? "the kernel offers them"
 				      : "the kernel does not offer them");
-	u->depth = p->cfg->queue_depth ? p->cfg->queue_depth : FRING_URING_DEFAULT_DEPTH;
+	u->depth = p->cfg->queue_depth ? p->cfg->queue_depth
+				       : FRING_URING_DEFAULT_DEPTH;
 	u->poll_ns = (uint64_t)p->cfg->poll_us * 1000;
 	u->payload_sz = fring_uring_max_payload(p->max_write, p->max_pages);
 	/* Keep payloads page multiples: READ_FIXED into them may be O_DIRECT. */

@@ -254,8 +254,8 @@ static void rig_init(struct rig *g, uint8_t flags, uint8_t geo)
 	g->dx.serialize = !(flags & R_PARALLEL);
 	g->dx.conn = (struct fring_proto_conn){ .minor = FRING_PROTO_MINOR,
 		.max_write = g->buf_sz - 4096 };
-	g->u.sv = (struct fring_serve){ .rq = &g->dx.rq,
-					.arrived = fring_dispatch_arrived };
+	g->u.sv = (struct fring_serve){.rq = &g->dx.rq,
+				       .arrived = fring_dispatch_arrived};
 	g->u.depth = DEPTH;
 	g->u.payload_sz = g->buf_sz;
 	g->u.mountpoint = "/fuzz-ring";

@@ -41,7 +41,8 @@ static void t_release(struct fring_req *r)
 	releases++;
 }
 
-static const struct fring_req_ops t_ops = { .send = t_send, .release = t_release };
+static const struct fring_req_ops t_ops = {.send = t_send,
+					   .release = t_release};
 
 /* A fresh generation of req, owned by owner_token's thread, as a ring
  * entry's request is when it arrives. */

@@ -23,8 +23,10 @@
 
 static struct fring_uring *setup(int reduced, int placement, char **err)
 {
-	return uring_null_setup((struct fring_cfg_transport){
-		.placement = (enum fring_placement)placement }, reduced, err);
+	return uring_null_setup(
+		(struct fring_cfg_transport){
+			.placement = (enum fring_placement)placement},
+		reduced, err);
 }
 
 static struct uring_thread *first_dormant(struct fring_uring *u)

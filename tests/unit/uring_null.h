@@ -16,11 +16,11 @@
 /* cfg: the keys under test (queues, cpus, placement), reduced: INIT
  * offered reduced queues; the rest is filled here. NULL with *err set on
  * failure. */
-static inline struct fring_uring *uring_null_setup(struct fring_cfg_transport cfg,
-						   int reduced, char **err)
+static inline struct fring_uring *
+uring_null_setup(struct fring_cfg_transport cfg, int reduced, char **err)
 {
 	struct fring_uring *u = NULL;
-	struct fring_uring_params p = { .cfg = &cfg, .reduced_offered = reduced };
+	struct fring_uring_params p = {.cfg = &cfg, .reduced_offered = reduced};
 
 	p.fuse_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	p.mountpoint = "uring-null-test";
