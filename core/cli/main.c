@@ -4,7 +4,7 @@
 
 #include <fring/fring.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "cli.h"
 
 static int is_any(const char *s, const char *a, const char *b, const char *c)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 
 #include "../embed/embed.h"
 #include "cli.h"

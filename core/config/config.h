@@ -26,7 +26,7 @@ struct fring_cfg_option {
 
 enum fring_transport_mode { FRING_MODE_AUTO, FRING_MODE_URING, FRING_MODE_DEVFUSE };
 enum fring_tristate { FRING_AUTO, FRING_ON, FRING_OFF };
-/* Values equal the transport's FRING_URING_PLACE_*. */
+/* transport.placement; the io_uring transport reads these values (place.h). */
 enum fring_placement { FRING_PLACEMENT_AUTO, FRING_PLACEMENT_LOCAL };
 
 /* Where a value stood in the file (1-based); line 0: not given. */

@@ -9,7 +9,7 @@
 #define FRING_EMBED_INTERNAL_H
 
 #include "../config/config.h"
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "embed.h"
 
 #define FRING_API __attribute__((visibility("default")))

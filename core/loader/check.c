@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "loader/loader_internal.h"
-#include "runtime/log.h"
-
 
 /* What an ABI 1.0 plugin must provide: the descriptor up to `ops`, and
  * the ops table up to the last required callback. */

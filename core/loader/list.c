@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "loader/loader_internal.h"
-#include "runtime/log.h"
 
 static int is_so(const struct dirent *de)
 {

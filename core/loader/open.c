@@ -29,9 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "loader/loader_internal.h"
-#include "runtime/log.h"
-
 
 /* dl handles whose load() succeeded. dlopen returns the same handle for
  * the same file (even via another path or a symlink), so it is the key. */

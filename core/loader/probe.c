@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "loader/loader_internal.h"
-#include "runtime/log.h"
 
 int fring_loader_probe_timeout_ms = 10000;
 

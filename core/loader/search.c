@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "loader/loader_internal.h"
-#include "runtime/log.h"
 
 #ifndef FRING_INSTALL_PLUGIN_DIR
 #define FRING_INSTALL_PLUGIN_DIR "/usr/local/lib/fring/plugins"

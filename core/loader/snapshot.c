@@ -38,8 +38,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "loader/loader_internal.h"
-#include "runtime/log.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 
 struct fring_mount_handle {
 	struct fuse_session *se;

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
 

@@ -6,78 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/log.h"
 #include "../proto/ops.h"
+#include "../request/reply.h"
 #include "host.h"
-#include "log.h"
 
 _Static_assert(sizeof(struct fuse_forget_one) == sizeof(struct fring_forget_one),
 	       "forget item layouts differ");
-
-int fring_dispatch_init(struct fring_dispatch *dx,
-			const struct fring_plugin *desc,
-			const struct fring_fs_ops *ops, const char *name)
-{
-	memset(dx, 0, sizeof(*dx));
-	dx->mount.name = strdup(name ? name : "?");
-	if (!dx->mount.name)
-		return -ENOMEM;
-	/* The mountpoint exists by now (checked before plugins load). */
-	dx->mount.path = name ? realpath(name, NULL) : NULL;
-	if (name && !dx->mount.path && !(dx->mount.path = strdup(name))) {
-		free(dx->mount.name);
-		return -ENOMEM;
-	}
-	dx->desc = desc;
-	dx->ops = ops;
-	dx->serialize = desc->thread_model != FRING_THREAD_PARALLEL;
-	pthread_mutex_init(&dx->serial, NULL);
-	fring_inflight_init(&dx->inflight);
-	fring_expiry_init(&dx->expiry);
-	return 0;
-}
-
-void fring_dispatch_stats(const struct fring_dispatch *dx,
-			  struct fring_stats *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (unsigned i = 0; i < FRING_STAT_SHARDS; i++) {
-		const struct fring_stats *s = &dx->stats[i];
-
-		for (unsigned op = 0; op <= FUSE_OPCODE_MAX; op++)
-			out->requests[op] += atomic_load(&s->requests[op]);
-		out->replies += atomic_load(&s->replies);
-		out->errors += atomic_load(&s->errors);
-		out->malformed += atomic_load(&s->malformed);
-		out->interrupts += atomic_load(&s->interrupts);
-		out->misuse += atomic_load(&s->misuse);
-		out->send_failures += atomic_load(&s->send_failures);
-		out->outstanding += atomic_load(&s->outstanding);
-	}
-}
-
-long fring_dispatch_outstanding(const struct fring_dispatch *dx)
-{
-	long n = 0;
-
-	for (unsigned i = 0; i < FRING_STAT_SHARDS; i++)
-		n += atomic_load(&dx->stats[i].outstanding);
-	return n;
-}
-
-void fring_dispatch_quiesce(struct fring_dispatch *dx)
-{
-	fring_expiry_stop(&dx->expiry);
-}
-
-void fring_dispatch_destroy(struct fring_dispatch *dx)
-{
-	fring_expiry_destroy(&dx->expiry);
-	fring_inflight_destroy(&dx->inflight);
-	pthread_mutex_destroy(&dx->serial);
-	free(dx->mount.name);
-	free(dx->mount.path);
-	dx->mount.name = dx->mount.path = NULL;
-}
 
 static void lock_plugin(struct fring_dispatch *dx)
 {
@@ -132,19 +67,19 @@ static void do_forget(struct fring_dispatch *dx, struct fring_req *r)
 
 static void do_interrupt(struct fring_dispatch *dx, struct fring_req *r)
 {
-	FRING_STAT_INC(dx, r->queue, interrupts);
+	FRING_STAT_INC(&dx->rq, r->queue, interrupts);
 	/* No reply: with cloned fds a reply to the interrupt id only reaches
 	 * the kernel through the fd that read the target, which need not be
 	 * ours. A missed target was answered already or is remembered. */
-	fring_inflight_interrupt(&dx->inflight, r->d.a.interrupt.unique);
-	fring_expiry_arm(dx, r->d.a.interrupt.unique);
+	fring_inflight_interrupt(&dx->rq.inflight, r->d.a.interrupt.unique);
+	fring_expiry_arm(&dx->rq.expiry, r->d.a.interrupt.unique);
 	fring_req_drop(r);
 }
 
 static void reply_malformed(struct fring_dispatch *dx, struct fring_req *r,
 			    int noreply)
 {
-	FRING_STAT_INC(dx, r->queue, malformed);
+	FRING_STAT_INC(&dx->rq, r->queue, malformed);
 	fring_log_ratelimited("malformed", FRING_LOG_WARN,
 			      "malformed %s request (unique %llu, len %u): %s",
 			      fring_opcode_name(r->opcode),
@@ -184,8 +119,9 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 	r->gid = in->gid;
 	r->pid = in->pid;
 	r->in_len = in->len;
-	FRING_STAT_INC(dx, r->queue, requests[in->opcode < FUSE_OPCODE_MAX
-						      ? in->opcode
+	FRING_STAT_INC(
+		&dx->rq, r->queue,
+		requests[in->opcode < FUSE_OPCODE_MAX ? in->opcode
 						      : FUSE_OPCODE_MAX]);
 
 	ret = fring_decode(in, arg, arglen, payload, paylen, &dx->conn, &r->d);
@@ -258,6 +194,13 @@ dflt:
 	}
 }
 
+void fring_dispatch_arrived(struct fring_req *r,
+			    const struct fuse_in_header *in, const void *arg,
+			    size_t arglen, const void *payload, size_t paylen)
+{
+	fring_dispatch(fring_req_dx(r), r, in, arg, arglen, payload, paylen);
+}
+
 void fring_dispatch_buf(struct fring_dispatch *dx, struct fring_req *r,
 			const void *buf, size_t len)
 {
@@ -266,7 +209,7 @@ void fring_dispatch_buf(struct fring_dispatch *dx, struct fring_req *r,
 	if (len < sizeof(*in)) {
 		/* Not even a header: nothing to reply to. The kernel never
 		 * does this; count it and move on. */
-		FRING_STAT_INC(dx, r->queue, malformed);
+		FRING_STAT_INC(&dx->rq, r->queue, malformed);
 		fring_log_ratelimited("malformed", FRING_LOG_WARN,
 				      "short read of %zu bytes from /dev/fuse: "
 				      "dropped", len);

@@ -3,8 +3,7 @@
 
 #include <string.h>
 
-#include "dispatch.h"
-#include "log.h"
+#include "../base/log.h"
 
 static int is_dot_or_dotdot(const char *name, uint32_t len)
 {
@@ -64,10 +63,11 @@ void fring_entry_log(const struct fring_req *r, const char *why,
 {
 	if (r->opcode != FUSE_READDIRPLUS)
 		name = request_name(r, &namelen);
-	fring_log_ratelimited(key_of(r->opcode), FRING_LOG_WARN,
-			      "%s: plugin answered %s (unique %llu) with an entry "
-			      "for '%.*s' naming %s; sent EIO", r->dx->mount.name,
-			      fring_opcode_name(r->opcode),
-			      (unsigned long long)r->unique,
-			      name ? (int)namelen : 0, name ? name : "", why);
+	fring_log_ratelimited(
+		key_of(r->opcode), FRING_LOG_WARN,
+		"%s: plugin answered %s (unique %llu) with an entry "
+		"for '%.*s' naming %s; sent EIO",
+		r->rq->name, fring_opcode_name(r->opcode),
+		(unsigned long long)r->unique, name ? (int)namelen : 0,
+		name ? name : "", why);
 }

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "request.h"
+#include "../request/request.h"
 
 /* Why an entry reply to r may not name nodeid ino, or NULL if it may.
  * name/namelen: the entry's name for READDIRPLUS; NULL for the request's

@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "log.h"
+#include "../base/log.h"
 
 int fring_features_check(const struct fring_plugin *d, const char *name,
 			 char **err)

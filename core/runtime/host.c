@@ -14,12 +14,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../base/log.h"
 #include "../config/config.h"
 #include "../proto/ops.h"
-#include "dispatch.h"
+#include "../request/reply.h"
+#include "../request/request.h"
+#include "dispatch_state.h"
 #include "entry_check.h"
-#include "log.h"
-#include "request.h"
 
 /* A host call's hold on a request (fring_req_enter), let go when the
  * call returns, whichever way. */
@@ -104,7 +105,7 @@ static fring_mount *h_req_mount(fring_req *h)
 {
 	int ref;
 	struct fring_req *r = fring_req_enter(h, &ref);
-	fring_mount *m = r ? &r->dx->mount : NULL;
+	fring_mount *m = r ? &fring_req_dx(r)->mount : NULL;
 
 	if (r)
 		fring_req_leave(r, ref);
@@ -156,7 +157,7 @@ static int32_t refuse_entry(fring_req *h, const char *why)
 
 	if (ret)
 		return ret;
-	FRING_STAT_INC(r->dx, r->queue, misuse);
+	FRING_STAT_INC(r->rq, r->queue, misuse);
 	if (why)
 		fring_entry_log(r, why, NULL, 0);
 	fring_req_send(r, -EIO, NULL, 0);
@@ -185,8 +186,9 @@ static int32_t h_reply_entry(fring_req *h, const struct fring_entry *e)
 static void open_filter(const struct fring_req *r, struct fuse_open_out *oo)
 {
 	if ((oo->open_flags & FOPEN_IO_URING_ZERO_COPY) &&
-	    (r->dx->desc->abi_minor < 5 ||
-	     !atomic_load_explicit(&r->dx->mount.zero_copy, memory_order_relaxed)))
+	    (fring_req_dx(r)->desc->abi_minor < 5 ||
+	     !atomic_load_explicit(&fring_req_dx(r)->mount.zero_copy,
+				   memory_order_relaxed)))
 		oo->open_flags &= ~FOPEN_IO_URING_ZERO_COPY;
 }
 
@@ -407,8 +409,7 @@ static int32_t dir_result(struct fring_req *r, int ret)
 		fring_log_ratelimited("dir-add", FRING_LOG_WARN,
 				      "%s: plugin added an invalid directory "
 				      "entry name to %s (unique %llu); skipped",
-				      r->dx->mount.name,
-				      fring_opcode_name(r->opcode),
+				      r->rq->name, fring_opcode_name(r->opcode),
 				      (unsigned long long)r->unique);
 	return ret;
 }
@@ -505,8 +506,8 @@ static int32_t req_read_fd(fring_req *h, int32_t fd, uint64_t offset,
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	if (r->read_fd) {
-		ret = r->read_fd(h, fd, offset, len);
+	if (r->ops->read_fd) {
+		ret = r->ops->read_fd(h, fd, offset, len);
 		if (ret != -EOPNOTSUPP)
 			return ret;
 	}
@@ -533,8 +534,8 @@ static int32_t req_write_fd(fring_req *h, int32_t fd, uint64_t offset,
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	if (r->write_fd) {
-		ret = r->write_fd(h, fd, offset);
+	if (r->ops->write_fd) {
+		ret = r->ops->write_fd(h, fd, offset);
 		if (ret != -EOPNOTSUPP)
 			return ret;
 	}

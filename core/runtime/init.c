@@ -9,7 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "../base/log.h"
 
 #define INIT_WAIT_MS 30000
 /* Reply sizes older kernels expect (fuse_init_out before 7.5 / 7.23). */

@@ -10,23 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../proto/init_facts.h"
 #include "../proto/proto.h"
 #include "dispatch.h"
-
-/* Our highest protocol minor (7.46, Linux 7.3; 6.18 offers 7.45). */
-#define FRING_PROTO_MINOR 46
-#define FRING_DEFAULT_MAX_WRITE (1u << 20)
-#define FRING_MAX_BACKGROUND 64
-#define FRING_CONGESTION_THRESHOLD 48
-
-struct fring_init_result {
-	uint32_t kernel_major, kernel_minor;
-	uint32_t minor;          /* negotiated */
-	uint64_t capable, want;  /* kernel's offer, what we accepted */
-	uint32_t max_write, max_readahead, max_pages, time_gran;
-	size_t bufsize;          /* /dev/fuse read buffer: max_write + 4096 */
-	uint32_t request_timeout; /* seconds negotiated, 0 = none */
-};
 
 /* What the transport tells the plugin (fring_conn.transport/nr_queues),
  * and an optional hook run between building the reply and writing it: the
@@ -40,8 +26,7 @@ struct fring_init_params {
 	 * 0 = none. The kernel aborts the connection when any request stays
 	 * unanswered that long: the safety net for a hung server. */
 	uint32_t request_timeout;
-	int (*before_reply)(void *ud, const struct fring_init_result *res,
-			    struct fuse_init_out *out, char **err);
+	fring_init_hook_fn before_reply;
 	void *ud;
 };
 

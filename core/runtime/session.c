@@ -1,11 +1,10 @@
-/* One mount's lifecycle; see session.h. */
+/* One mount's lifecycle: create, mount, free; see session.h. */
 #define _GNU_SOURCE
-#include "../mount/fusectl.h"
 #include "session.h"
+#include "session_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,56 +12,14 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "../mount/mount.h"
-#include "../mount/mountinfo.h"
+#include "../base/log.h"
+#include "../mount/fusectl.h"
 #include "../mount/stale.h"
-#include "../transport/devfuse.h"
 #include "../transport/kernel_probe.h"
-#include "../transport/uring.h"
-#include "dispatch.h"
 #include "features.h"
-#include "flush.h"
 #include "init.h"
-#include "log.h"
-
-/* Stop must end within 2 s (SIGTERM contract). With the writeback cache,
- * dirty pages are flushed first (flush.h), while everything still serves.
- * After the (lazy) unmount the workers end at once unless files are still
- * open on the detached mount; then the connection lives as long as they
- * do, so waiting longer gains nothing: abort it. An abort fails only
- * requests whose reply was not yet sent, so nothing the plugin
- * acknowledged is lost (with a writeback cache, pages still dirty after
- * the flush budget are: only fsync'd data is safe for certain there). */
-#define STOP_SYNC_MS 800  /* writeback cache: syncfs budget */
-#define STOP_JOIN_MS 300  /* then abort the connection via fusectl */
-#define STOP_ABORT_MS 400 /* then cancel / abandon workers */
-#define STOP_DRAIN_MS 300 /* plugin replies still in flight after the join */
-
-struct fring_session {
-	char *mountpoint, *fsname, *subtype, *config_file;
-	int default_permissions, allow_other, ro, trust_plugin_permissions;
-	unsigned nr_threads;
-	struct fring_cfg_transport transport;
-	struct fring_loaded_plugin *plugin;
-
-	struct fring_dispatch dx;
-	int created;   /* plugin create() succeeded */
-	int destroyed; /* plugin destroy() ran */
-
-	struct fring_mount_handle *mh;
-	struct fring_devfuse *df;
-	struct fring_uring_offer uo; /* io_uring: uo.u once offered in INIT */
-	struct fring_init_result init;
-	unsigned conn_id; /* fusectl directory (fring_fusectl_id), 0 unknown */
-	int done_fd;
-
-	pthread_mutex_t lock;
-	int mounted, stopped;
-	unsigned stuck; /* workers abandoned at stop: leak, never free */
-};
 
 static const char *plugin_name(const struct fring_session *s)
 {
@@ -103,7 +60,7 @@ static char *dup_or_null(const char *str, int *oom)
 	return d;
 }
 
-static void plugin_destroy(struct fring_session *s)
+void fring_session_plugin_destroy(struct fring_session *s)
 {
 	if (s->created && !s->destroyed && s->plugin->desc.destroy)
 		s->plugin->desc.destroy(s->dx.inst);
@@ -171,6 +128,7 @@ int fring_session_new(const struct fring_session_params *p,
 		      struct fring_session **out, char **err)
 {
 	struct fring_session *s;
+	struct fring_serve sv;
 	int oom = 0, ret;
 
 	*out = NULL;
@@ -213,6 +171,10 @@ int fring_session_new(const struct fring_session_params *p,
 		ret = -ENOMEM;
 		goto fail;
 	}
+	sv.rq = &s->dx.rq;
+	sv.arrived = fring_dispatch_arrived;
+	fring_transports_init(&s->ts, &s->transport, s->mountpoint,
+			      s->nr_threads, &sv);
 	s->dx.mount.request_shutdown = request_shutdown;
 	s->dx.mount.owner = s;
 	s->dx.mount.fuse_fd = -1;
@@ -245,7 +207,7 @@ fail:
 
 const char *fring_session_transport(const struct fring_session *s)
 {
-	return s->uo.u ? "uring" : "devfuse";
+	return fring_transports_name(&s->ts);
 }
 
 const char *fring_session_mountpoint(const struct fring_session *s)
@@ -276,59 +238,18 @@ static int check_mountpoint(const char *mp, char **err)
 	return 0;
 }
 
-/* Undo a half-done mount: the unmount ends any started worker. */
-static void mount_rollback(struct fring_session *s)
+/* The transport's INIT hook, and then what the plugin's open replies may
+ * ask for (host.c): set before the INIT reply. */
+static int init_hook(void *ud, const struct fring_init_result *res,
+		     struct fuse_init_out *out, char **err)
 {
-	fring_mount_unmount(s->mh);
-	/* io_uring: after the unmount its entries are gone (-ENOTCONN). */
-	fring_uring_free(s->uo.u);
-	s->uo.u = NULL;
-	if (s->df) {
-		if (fring_devfuse_join(s->df, STOP_JOIN_MS))
-			s->stuck = fring_devfuse_cancel(s->df);
-		if (!s->stuck)
-			fring_devfuse_free(s->df);
-		s->df = NULL;
-	}
-	/* The fd may be reused once closed: no backing ioctls after this. */
-	atomic_store(&s->dx.mount.passthrough, 0);
-	fring_mount_close(s->mh);
-	s->mh = NULL;
-}
+	struct fring_session *s = ud;
+	int ret = fring_transports_init_hook(&s->ts, res, out, err);
 
-/* Ring buffers that cannot be pinned are refused before the mount exists
- * (uring, bufpool on) or make auto choose /dev/fuse, with the reason. */
-static int check_ring_budget(struct fring_session *s, char **err)
-{
-	struct fring_uring_params p = {
-		.queue_depth = s->transport.queue_depth,
-		.bufpool = s->transport.bufpool,
-		.bufpool_size = s->transport.bufpool_size,
-	};
-	char why[320];
-
-	if (s->transport.mode == FRING_MODE_DEVFUSE || !fring_uring_enabled() ||
-	    !fring_uring_precheck(&p, why, sizeof(why)))
-		return 0;
-	if (s->transport.mode == FRING_MODE_URING || s->transport.bufpool == FRING_ON) {
-		*err = fring_strf("%s: transport uring: io_uring unavailable: %s",
-				  s->mountpoint, why);
-		return -ENOMEM;
-	}
-	fring_info("%s: transport devfuse: io_uring not used: %s", s->mountpoint, why);
-	s->transport.mode = FRING_MODE_DEVFUSE;
-	return 0;
-}
-
-/* Served over /dev/fuse (mode devfuse, or auto without io_uring): the
- * io_uring-only keys the config gave do nothing; say which. */
-static void note_unused_keys(const struct fring_session *s)
-{
-	char names[160];
-
-	if (fring_cfg_unused_over_devfuse(&s->transport, names, sizeof(names)))
-		fring_info("%s: %s: for io_uring queues only, unused over "
-			   "/dev/fuse", s->mountpoint, names);
+	if (!ret)
+		atomic_store(&s->dx.mount.zero_copy,
+			     fring_transports_zero_copy(&s->ts));
+	return ret;
 }
 
 int fring_session_mount(struct fring_session *s, char **err)
@@ -340,8 +261,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		.fsname = s->fsname ? s->fsname : plugin_name(s),
 		.subtype = s->subtype ? s->subtype : plugin_name(s),
 	};
-	struct fring_init_params ip = { .transport = FRING_TRANSPORT_DEVFUSE };
-	struct fring_devfuse_params dp = { 0 };
+	struct fring_init_params ip;
 	char *msg = NULL;
 	int fd, ret;
 
@@ -352,7 +272,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 	}
 	ret = check_mountpoint(s->mountpoint, err);
 	if (!ret)
-		ret = check_ring_budget(s, err);
+		ret = fring_transports_precheck(&s->ts, err);
 	if (ret)
 		return ret;
 	mo.default_permissions = fring_features_default_permissions(
@@ -364,257 +284,35 @@ int fring_session_mount(struct fring_session *s, char **err)
 	s->conn_id = fring_fusectl_id(s->mountpoint);
 	s->dx.mount.fuse_fd = fd;
 
-	ip.nr_queues = s->nr_threads ? s->nr_threads
-				     : fring_devfuse_default_threads();
-	ip.request_timeout = s->transport.request_timeout;
-	/* io_uring: the hook sets the rings up before the INIT reply. */
-	s->uo.mode = s->transport.mode;
-	s->uo.p = (struct fring_uring_params){
-		.fuse_fd = fd, .dx = &s->dx, .mountpoint = s->mountpoint,
-		.conn_id = s->conn_id, .nr_threads = s->transport.queues,
-		.queue_depth = s->transport.queue_depth,
-		.poll_us = s->transport.poll_us,
-		.bufpool = s->transport.bufpool,
-		.bufpool_size = s->transport.bufpool_size,
-		.bufpool_registered = s->transport.bufpool_registered,
-		.zero_copy = s->transport.zero_copy,
-		.reduced_queues = s->transport.reduced_queues,
-		.placement = (int)s->transport.placement,
-		.cpus = s->transport.cpus,
+	fring_transports_offer(&s->ts, fd, s->conn_id);
+	ip = (struct fring_init_params){
+		.transport = s->ts.conn_transport,
+		.nr_queues = s->ts.nr_queues,
+		.request_timeout = s->transport.request_timeout,
+		.before_reply = init_hook,
+		.ud = s,
 	};
-	ip.before_reply = fring_uring_init_hook;
-	ip.ud = &s->uo;
-	if (s->transport.mode != FRING_MODE_DEVFUSE && fring_uring_enabled() &&
-	    fring_uring_possible_cpus() > 0) {
-		ip.transport = FRING_TRANSPORT_URING;
-		ip.nr_queues = (uint32_t)fring_uring_possible_cpus();
-	}
 	ret = fring_init_handshake(fd, &s->dx, &ip, &s->init, &msg);
-	if (s->uo.u && !ret)
-		fring_uring_start(s->uo.u);
 	if (ret) {
 		*err = fring_strf("%s: FUSE_INIT failed: %s", s->mountpoint,
 				  msg ? msg : strerror(-ret));
 		free(msg);
-		mount_rollback(s);
+		fring_session_rollback(s);
 		return ret;
 	}
-
-	dp.session_fd = fd;
-	dp.nr_threads = ip.nr_queues;
-	dp.bufsize = s->init.bufsize;
-	dp.on_all_exited = on_workers_exited;
-	dp.ud = s;
-	ret = fring_devfuse_start(&s->dx, &dp, &s->df, &msg);
+	ret = fring_transports_start(&s->ts, &s->init, fd, on_workers_exited, s,
+				     &msg);
 	if (ret) {
 		*err = fring_strf("%s: %s", s->mountpoint, msg ? msg : strerror(-ret));
 		free(msg);
-		mount_rollback(s);
+		fring_session_rollback(s);
 		return ret;
 	}
 	s->mounted = 1;
-	if (!s->uo.u)
-		note_unused_keys(s);
-	fring_dbg("%s: serving with %u /dev/fuse workers, max_write %u",
-		  s->mountpoint, fring_devfuse_nr_threads(s->df),
-		  s->init.max_write);
-	if (s->uo.u)
-		fring_dbg("%s: io_uring: %u queues on %u threads, %u entries "
-			  "each, ring %s", s->mountpoint,
-			  fring_uring_nr_qids(s->uo.u),
-			  fring_uring_nr_threads(s->uo.u),
-			  fring_uring_depth(s->uo.u),
-			  fring_uring_ring_mode(s->uo.u));
+	if (!fring_transports_rings(&s->ts))
+		fring_session_note_unused_keys(s);
+	fring_transports_log(&s->ts, s->init.max_write);
 	return 0;
-}
-
-static void abort_connection(struct fring_session *s)
-{
-	if (s->conn_id && fring_fusectl_abort(s->conn_id) == 0)
-		fring_warn("%s: files still open on the unmounted file system "
-			   "(or requests in progress); aborted connection %u",
-			   s->mountpoint, s->conn_id);
-}
-
-/* Where our connection is mounted (mountinfo.h). Without mountinfo, the
- * mountpoint's device is the best guess: ours on top, else covered. */
-static int mount_place(const struct fring_session *s)
-{
-	const char *path = s->dx.mount.path ? s->dx.mount.path : s->mountpoint;
-	int place = fring_mount_place(s->conn_id, path);
-
-	if (place >= 0)
-		return place;
-	return fring_fusectl_id(s->mountpoint) == s->conn_id ? FRING_PLACE_TOP
-							     : FRING_PLACE_COVERED;
-}
-
-int fring_session_still_mounted(const struct fring_session *s)
-{
-	return s->conn_id && mount_place(s) == FRING_PLACE_TOP;
-}
-
-/* umount2 works by path and takes whatever mount is on top: only unmount
- * when that is still ours. Unmounted from outside, ours is gone and the
- * path is someone else's: just close. Covered (or moved), abort our
- * connection instead of unmounting, if it still exists. */
-static void unmount_own(struct fring_session *s)
-{
-	int place = s->conn_id ? mount_place(s) : FRING_PLACE_TOP;
-	int ret;
-
-	if (place == FRING_PLACE_TOP) {
-		fring_mount_unmount(s->mh);
-		return;
-	}
-	if (place == FRING_PLACE_GONE) {
-		/* Sever it quietly (it is going away anyway): libfuse's unmount
-		 * then sees POLLERR and only closes and frees, never touching
-		 * the path, which is no longer ours. Without fusectl, disown
-		 * (libfuse's copy of the path leaks) rather than risk that. */
-		ret = fring_fusectl_abort(s->conn_id);
-		if (ret == 0 || ret == -ENOENT)
-			fring_mount_unmount(s->mh);
-		else
-			fring_mount_disown(s->mh);
-		return;
-	}
-	/* libfuse never unmounts by path a connection that is severed (POLLERR
-	 * on its fd): sever ours, then the unmount only closes and frees. */
-	ret = fring_fusectl_abort(s->conn_id);
-	if (ret == 0)
-		fring_warn("%s: another mount now covers ours (or ours was "
-			   "moved); aborted our connection instead of unmounting "
-			   "by path (clear it later with: umount -l %s)",
-			   s->mountpoint, s->mountpoint);
-	if (ret == 0 || ret == -ENOENT) /* severed now, or gone already */
-		fring_mount_unmount(s->mh);
-	else
-		fring_mount_disown(s->mh);
-}
-
-/* Give replies the plugin still owes a bounded time to arrive. */
-static long drain(struct fring_session *s)
-{
-	struct timespec ts = { 0, 10 * 1000000L };
-	long left;
-
-	for (int waited = 0; waited < STOP_DRAIN_MS; waited += 10) {
-		left = fring_dispatch_outstanding(&s->dx);
-		if (left <= 0)
-			return 0;
-		nanosleep(&ts, NULL);
-	}
-	return fring_dispatch_outstanding(&s->dx);
-}
-
-static void log_stats(struct fring_session *s)
-{
-	struct fring_stats sum, *st = &sum;
-	unsigned long total = 0;
-
-	fring_dispatch_stats(&s->dx, &sum);
-	for (unsigned i = 0; i <= FUSE_OPCODE_MAX; i++)
-		total += atomic_load(&st->requests[i]);
-	fring_dbg("%s: %lu requests, %lu replies (%lu errors), %lu malformed, "
-		  "%lu interrupts, %lu plugin misuses, %lu failed writes",
-		  s->mountpoint, total, atomic_load(&st->replies),
-		  atomic_load(&st->errors), atomic_load(&st->malformed),
-		  atomic_load(&st->interrupts), atomic_load(&st->misuse),
-		  atomic_load(&st->send_failures));
-	if (fring_log_enabled(FRING_LOG_DEBUG)) {
-		char line[1024];
-		size_t n = 0;
-
-		for (unsigned i = 0; i <= FUSE_OPCODE_MAX && n < sizeof(line); i++) {
-			unsigned long c = atomic_load(&st->requests[i]);
-
-			if (c)
-				n += (size_t)snprintf(line + n, sizeof(line) - n,
-						      "%s%s %lu", n ? ", " : "",
-						      i == FUSE_OPCODE_MAX
-							      ? "unknown"
-							      : fring_opcode_name(i),
-						      c);
-		}
-		fring_dbg("%s: requests by opcode: %s", s->mountpoint,
-			  n ? line : "none");
-	}
-}
-
-/* Writeback cache: the kernel holds acknowledged writes the plugin has
- * not seen; have them written back while the queues still serve. */
-static void flush_writeback(struct fring_session *s)
-{
-	int ret;
-
-	if (!(s->init.want & FUSE_WRITEBACK_CACHE) ||
-	    !fring_session_still_mounted(s))
-		return;
-	ret = fring_flush_mount(s->mountpoint, STOP_SYNC_MS);
-	if (ret == -ETIMEDOUT)
-		fring_warn("%s: dirty pages still being written back after %u ms; "
-			   "unmounting anyway (what is not on the backing store "
-			   "yet is lost; fsync'd data is safe)", s->mountpoint,
-			   STOP_SYNC_MS);
-	else if (ret)
-		fring_warn("%s: flushing the writeback cache: %s", s->mountpoint,
-			   strerror(-ret));
-}
-
-void fring_session_stop(struct fring_session *s)
-{
-	struct fring_req *r;
-	long unanswered;
-
-	if (!s)
-		return;
-	pthread_mutex_lock(&s->lock);
-	if (s->stopped) {
-		pthread_mutex_unlock(&s->lock);
-		return;
-	}
-	s->stopped = 1;
-	pthread_mutex_unlock(&s->lock);
-
-	if (s->mounted) {
-		flush_writeback(s);
-		unmount_own(s);
-		if (fring_devfuse_join(s->df, STOP_JOIN_MS)) {
-			abort_connection(s);
-			if (fring_devfuse_join(s->df, STOP_ABORT_MS))
-				s->stuck = fring_devfuse_cancel(s->df);
-		}
-		/* io_uring: threads end on -ENOTCONN; stop is the bound. */
-		fring_uring_stop(s->uo.u);
-		unanswered = drain(s);
-		if (unanswered > 0)
-			fring_warn("%s: %ld request(s) still unanswered at stop "
-				   "(in the plugin when the connection ended)",
-				   s->mountpoint, unanswered);
-		log_stats(s);
-		fring_uring_log_stats(s->uo.u, s->mountpoint);
-	}
-	fring_dispatch_quiesce(&s->dx);
-	if (s->stuck) {
-		/* A worker may still be inside the plugin: no destroy. */
-		fring_warn("%s: plugin destroy skipped (%u worker(s) stuck)",
-			   s->mountpoint, s->stuck);
-		return;
-	}
-	plugin_destroy(s);
-	/* After destroy no reply can come: release what was never answered. */
-	while ((r = fring_inflight_pop(&s->dx.inflight)))
-		fring_req_abandon(r);
-	fring_devfuse_free(s->df);
-	s->df = NULL;
-	fring_uring_free(s->uo.u); /* every ring request is finished now */
-	s->uo.u = NULL;
-	/* The fd may be reused once closed: no backing ioctls after this. */
-	atomic_store(&s->dx.mount.passthrough, 0);
-	fring_mount_close(s->mh);
-	s->mh = NULL;
-	s->mounted = 0;
 }
 
 void fring_session_free(struct fring_session *s)
@@ -624,7 +322,7 @@ void fring_session_free(struct fring_session *s)
 	fring_session_stop(s);
 	if (s->stuck)
 		return; /* stuck workers still reference the session */
-	plugin_destroy(s);
+	fring_session_plugin_destroy(s);
 	if (s->dx.mount.name)
 		fring_dispatch_destroy(&s->dx);
 	if (s->done_fd >= 0)

@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../runtime/log.h"
-#include "../runtime/request.h"
+#include "../base/log.h"
+#include "../request/request.h"
 
 /* A read buffer and the request read into it. The request owns the buffer
  * until its reply: refs is 2 while the worker still runs dispatch (worker +
@@ -39,7 +39,8 @@ struct worker {
 };
 
 struct fring_devfuse {
-	struct fring_dispatch *dx;
+	struct fring_transport tp; /* first: the session's handle */
+	struct fring_serve sv;
 	struct fring_devfuse_params p;
 	unsigned n;
 	struct worker *w;
@@ -195,6 +196,32 @@ static void df_release(struct fring_req *r)
 		buf_put(b->t, b);
 }
 
+static const struct fring_req_ops df_req_ops = {
+	.send = df_send,
+	.release = df_release,
+};
+
+/* One request read whole into buf: header, then its arguments. */
+static void arrived(struct fring_devfuse *t, struct fring_req *r,
+		    const void *buf, size_t len)
+{
+	const struct fuse_in_header *in = buf;
+
+	if (len < sizeof(*in)) {
+		/* Not even a header: nothing to reply to. The kernel never
+		 * does this; count it and move on. */
+		FRING_STAT_INC(t->sv.rq, r->queue, malformed);
+		fring_log_ratelimited("malformed", FRING_LOG_WARN,
+				      "short read of %zu bytes from /dev/fuse: "
+				      "dropped",
+				      len);
+		fring_req_drop(r);
+		return;
+	}
+	t->sv.arrived(r, in, (const char *)buf + sizeof(*in), len - sizeof(*in),
+		      NULL, 0);
+}
+
 static void worker_cleanup(void *arg)
 {
 	struct worker *w = arg;
@@ -249,10 +276,10 @@ static void *worker_main(void *arg)
 				continue; /* ENOENT: request interrupted before we read it */
 			if (e != ENODEV && e != ECONNABORTED)
 				fring_err("%s: worker %u: read /dev/fuse: %s",
-					  t->dx->mount.name, w->idx, strerror(e));
+					  t->sv.rq->name, w->idx, strerror(e));
 			break;
 		}
-		fring_req_init(&b->req, t->dx, df_send, df_release, b, w->fd,
+		fring_req_init(&b->req, t->sv.rq, &df_req_ops, b, w->fd,
 			       w->idx);
 		/* The tail of the buffer can hold a READDIR reply. */
 		skip = ((size_t)n + 7) & ~(size_t)7;
@@ -261,7 +288,7 @@ static void *worker_main(void *arg)
 			b->req.scratch_cap = cap - skip;
 		}
 		atomic_store(&b->refs, 2);
-		fring_dispatch_buf(t->dx, &b->req, b->data, (size_t)n);
+		arrived(t, &b->req, b->data, (size_t)n);
 		if (atomic_fetch_sub(&b->refs, 1) != 1)
 			w->cur = NULL; /* still awaiting its reply: it owns b now */
 	}
@@ -288,7 +315,29 @@ static int worker_fd(int session_fd, int *cloned)
 	return fcntl(session_fd, F_DUPFD_CLOEXEC, 0);
 }
 
-int fring_devfuse_start(struct fring_dispatch *dx,
+static unsigned df_join(struct fring_transport *tp, unsigned timeout_ms)
+{
+	return fring_devfuse_join((struct fring_devfuse *)tp, timeout_ms);
+}
+
+static unsigned df_cancel(struct fring_transport *tp)
+{
+	return fring_devfuse_cancel((struct fring_devfuse *)tp);
+}
+
+static void df_free(struct fring_transport *tp)
+{
+	fring_devfuse_free((struct fring_devfuse *)tp);
+}
+
+static const struct fring_transport_ops df_transport_ops = {
+	.name = "devfuse",
+	.join = df_join,
+	.cancel = df_cancel,
+	.free = df_free,
+};
+
+int fring_devfuse_start(const struct fring_serve *sv,
 			const struct fring_devfuse_params *p,
 			struct fring_devfuse **out, char **err)
 {
@@ -299,7 +348,8 @@ int fring_devfuse_start(struct fring_dispatch *dx,
 	*out = NULL;
 	if (!t)
 		goto oom;
-	t->dx = dx;
+	t->tp.ops = &df_transport_ops;
+	t->sv = *sv;
 	t->p = *p;
 	if (t->p.bufsize < FUSE_MIN_READ_BUFFER)
 		t->p.bufsize = FUSE_MIN_READ_BUFFER;
@@ -332,9 +382,10 @@ int fring_devfuse_start(struct fring_dispatch *dx,
 		nclone += cloned;
 	}
 	if (nclone < (int)t->n)
-		fring_warn("%s: FUSE_DEV_IOC_CLONE failed for %u of %u workers; "
-			   "they share the session's queue", dx->mount.name,
-			   t->n - nclone, t->n);
+		fring_warn(
+			"%s: FUSE_DEV_IOC_CLONE failed for %u of %u workers; "
+			"they share the session's queue",
+			sv->rq->name, t->n - nclone, t->n);
 
 	/* Workers inherit a full signal mask: signals go to the main thread. */
 	sigfillset(&all);
@@ -425,14 +476,16 @@ unsigned fring_devfuse_cancel(struct fring_devfuse *t)
 			continue;
 		}
 		fring_warn("%s: worker %u did not stop (busy in the plugin); "
-			   "abandoned it", t->dx->mount.name, i);
+			   "abandoned it",
+			   t->sv.rq->name, i);
 		pthread_detach(w->tid);
 		t->abandoned++;
 	}
 	if (cancelled)
-		fring_warn("%s: %u idle worker(s) did not stop (files still open "
-			   "on the lazily unmounted fs?); cancelled them",
-			   t->dx->mount.name, cancelled);
+		fring_warn(
+			"%s: %u idle worker(s) did not stop (files still open "
+			"on the lazily unmounted fs?); cancelled them",
+			t->sv.rq->name, cancelled);
 	return t->abandoned;
 }
 
@@ -442,8 +495,9 @@ void fring_devfuse_free(struct fring_devfuse *t)
 		return;
 	if (t->abandoned) {
 		/* A stuck worker still uses t, its fd and its buffer. */
-		fring_warn("%s: leaking the /dev/fuse workers' state (%u stuck)",
-			   t->dx->mount.name, t->abandoned);
+		fring_warn(
+			"%s: leaking the /dev/fuse workers' state (%u stuck)",
+			t->sv.rq->name, t->abandoned);
 		return;
 	}
 	for (unsigned i = 0; i < t->n; i++)
@@ -453,4 +507,9 @@ void fring_devfuse_free(struct fring_devfuse *t)
 	free(t->w);
 	pthread_mutex_destroy(&t->pool_lock);
 	free(t);
+}
+
+struct fring_transport *fring_devfuse_transport(struct fring_devfuse *t)
+{
+	return t ? &t->tp : NULL;
 }

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "../runtime/dispatch.h"
+#include "transport.h"
 
 struct fring_devfuse;
 
@@ -26,7 +26,7 @@ struct fring_devfuse_params {
 unsigned fring_devfuse_default_threads(void);
 
 /* Start the workers. 0 or -errno + *err (nothing left running). */
-int fring_devfuse_start(struct fring_dispatch *dx,
+int fring_devfuse_start(const struct fring_serve *sv,
 			const struct fring_devfuse_params *p,
 			struct fring_devfuse **out, char **err);
 
@@ -41,6 +41,9 @@ unsigned fring_devfuse_join(struct fring_devfuse *t, unsigned timeout_ms);
  * abandon (detach, logged "worker N did not stop") those stuck elsewhere.
  * Returns the number abandoned; then t must be leaked, not freed. */
 unsigned fring_devfuse_cancel(struct fring_devfuse *t);
+
+/* t as the session drives it (transport.h: join, cancel, free). */
+struct fring_transport *fring_devfuse_transport(struct fring_devfuse *t);
 
 /* Close the fds and free the buffers. Call only when no request is still
  * waiting for a reply (replies use the worker fds). */

@@ -35,9 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/log.h"
 #include "../proto/fring_uapi.h"
-#include "../runtime/init.h"
-#include "../runtime/log.h"
+#include "../proto/init_facts.h"
 #include "uring.h"
 #include "uring_internal.h"
 

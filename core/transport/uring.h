@@ -24,11 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct fring_dispatch;
-struct fring_req;
+#include "../config/config.h"
+#include "../proto/init_facts.h"
+#include "transport.h"
+
 struct fring_uring;
-struct fring_init_result;
-struct fuse_init_out;
 
 /* Default ring entries per qid (transport.queue_depth 0). Swept 1..32 on
  * the 2-CPU 6.18 box (memfs-like null server, fio 4k psync/aio-qd16 and
@@ -40,35 +40,24 @@ struct fuse_init_out;
 
 struct fring_uring_params {
 	int fuse_fd;                /* session /dev/fuse fd, open for the session */
-	struct fring_dispatch *dx;  /* requests go to fring_dispatch(dx, ...) */
+	struct fring_serve sv;	    /* where requests go (transport.h) */
 	const char *mountpoint;     /* for messages; may be NULL */
 	uint32_t conn_id;           /* fusectl connection id if known, else 0 */
-	uint32_t nr_threads;        /* transport.queues; 0 = one per possible CPU */
-	uint32_t queue_depth;       /* entries per qid; 0 = default */
+	/* The mount's transport keys, read where they apply: queues,
+	 * queue_depth, poll_us, bufpool (mode, size, registered), zero_copy,
+	 * placement, cpus, reduced_queues. Not owned; outlives the rings. */
+	const struct fring_cfg_transport *cfg;
 	uint32_t max_write;         /* negotiated in INIT */
 	uint32_t max_pages;         /* negotiated in INIT (0 = 32, no MAX_PAGES) */
-	uint32_t ring_mode;         /* FRING_URING_RING_*; 0 = the best the kernel takes */
-	uint32_t poll_us;           /* busy-poll budget (transport.poll_us), 0 = off */
-	/* Linux 7.3 buffer pools (uring_bufpool.c). */
-	int bufpool;                /* transport.bufpool: FRING_AUTO/ON/OFF (config.h) */
-	uint64_t bufpool_size;      /* bytes per qid, 0 = min(queue_depth, 8) buffers */
-	int bufpool_registered;     /* tell the kernel the pool is a fixed buffer */
-	int bufpool_offered;        /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
-	int zero_copy;              /* transport.zero_copy: FRING_AUTO/ON/OFF (uring_zc.c) */
-	int placement;              /* transport.placement: FRING_URING_PLACE_* */
-	const char *cpus;           /* transport.cpus (a CPU list), NULL: all */
-	int reduced_queues;         /* transport.reduced_queues: FRING_AUTO/ON/OFF */
+	uint32_t
+		ring_mode; /* FRING_URING_RING_*; 0 = the best the kernel takes */
+	int bufpool_offered; /* by the hook: INIT had FUSE_HAS_IO_URING_BUFPOOL */
 	/* By the hook, from fring_uring_reduced_queues: register reduced
 	 * queues (INIT had FUSE_URING_REDUCED_Q and reduced_queues lets fring
 	 * trust it), and why or why not (NULL: from reduced_offered alone). */
 	int reduced_offered;
 	const char *reduced_why;
 };
-
-/* Where queue threads run (place.h). AUTO moves them by load when there is
- * a thread per qid; LOCAL keeps each on its qid's CPU. */
-#define FRING_URING_PLACE_AUTO 0
-#define FRING_URING_PLACE_LOCAL 1
 
 /* Task-work modes, best first. AUTO tries DEFER, then COOP, then PLAIN
  * (each falls back on EINVAL from io_uring_setup). */
@@ -107,12 +96,13 @@ int fring_uring_possible_cpus(void);
 int fring_uring_setup(const struct fring_uring_params *p,
 		      struct fring_uring **out, char **err);
 
-/* Before mounting: can p's ring buffers be pinned (RLIMIT_MEMLOCK without
+/* Before mounting: can cfg's ring buffers be pinned (RLIMIT_MEMLOCK without
  * CAP_IPC_LOCK, available memory)? Pools are assumed where the kernel is
  * 7.3+ and bufpool is not off. 0, or -ENOMEM with a one-line reason in why
  * ("the ring buffers pin 16 MiB (2 queues x ...) but RLIMIT_MEMLOCK is 8 MiB:
  * lower transport.queue_depth ..., or raise the limit ..."). */
-int fring_uring_precheck(const struct fring_uring_params *p, char *why, size_t len);
+int fring_uring_precheck(const struct fring_cfg_transport *cfg, char *why,
+			 size_t len);
 
 /* After the INIT reply (with FUSE_OVER_IO_URING) went out: submit the
  * REGISTERs. */
@@ -121,6 +111,9 @@ void fring_uring_start(struct fring_uring *u);
 /* Stop every queue thread and join it (bounded). Safe before start (the
  * INIT reply failed) and idempotent. */
 void fring_uring_stop(struct fring_uring *u);
+
+/* u as the session drives it (transport.h: join = stop, free). */
+struct fring_transport *fring_uring_transport(struct fring_uring *u);
 
 /* Free rings and buffers. Only after stop, and once no request served over
  * the rings is still held by the plugin. */

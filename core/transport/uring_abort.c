@@ -8,8 +8,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "../base/log.h"
 #include "../mount/fusectl.h"
-#include "../runtime/log.h"
 #include "uring_internal.h"
 
 int uring_abort_connection(struct fring_uring *u, const char *why)

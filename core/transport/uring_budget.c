@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "../config/config.h"
-#include "../runtime/init.h"
+#include "../proto/init_facts.h"
 #include "uring_internal.h"
 
 #define POOL_HDR_SZ 512u
@@ -106,21 +106,22 @@ static int pools_likely(void)
 	return major > 7 || (major == 7 && minor >= 3);
 }
 
-int fring_uring_precheck(const struct fring_uring_params *p, char *why, size_t len)
+int fring_uring_precheck(const struct fring_cfg_transport *cfg, char *why,
+			 size_t len)
 {
 	int qids = fring_uring_possible_cpus();
-	uint32_t depth = p->queue_depth ? p->queue_depth : FRING_URING_DEFAULT_DEPTH;
+	uint32_t depth =
+		cfg->queue_depth ? cfg->queue_depth : FRING_URING_DEFAULT_DEPTH;
 	/* INIT has not happened: the most fring ever asks for. */
-	uint32_t mw = p->max_write ? p->max_write : FRING_DEFAULT_MAX_WRITE;
-	uint32_t payload = fring_uring_max_payload(mw, p->max_pages ? p->max_pages
-							 : (mw + 4095) / 4096);
+	uint32_t mw = FRING_DEFAULT_MAX_WRITE;
+	uint32_t payload = fring_uring_max_payload(mw, (mw + 4095) / 4096);
 	uint64_t bufs = 0;
 
 	if (qids <= 0)
 		return 0; /* setup reports it */
-	if (p->bufpool != FRING_OFF && pools_likely()) {
-		bufs = p->bufpool_size ? p->bufpool_size / payload
-				       : (depth < 8 ? depth : 8);
+	if (cfg->bufpool != FRING_OFF && pools_likely()) {
+		bufs = cfg->bufpool_size ? cfg->bufpool_size / payload
+					 : (depth < 8 ? depth : 8);
 		if (bufs > depth)
 			bufs = depth;
 		if (!bufs)

@@ -32,8 +32,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/log.h"
 #include "../config/config.h"
-#include "../runtime/log.h"
 #include "uring_internal.h"
 
 /* A pool-mode header buffer: fuse_uring_req_header (288 bytes) rounded to
@@ -57,12 +57,12 @@ int uring_pool_plan(struct fring_uring *u, const struct fring_uring_params *p,
 
 	u->pool_bufs = 0;
 	u->test_fault = getenv("FRING_TEST_FIXED_FAULT");
-	if (p->bufpool == FRING_OFF) {
+	if (p->cfg->bufpool == FRING_OFF) {
 		snprintf(why, len, "transport.bufpool off");
 		return 0;
 	}
 	if (!p->bufpool_offered) {
-		if (p->bufpool == FRING_ON) {
+		if (p->cfg->bufpool == FRING_ON) {
 			*err = fring_strf("transport.bufpool on: the kernel has no "
 					  "io_uring buffer pools (they need FUSE "
 					  "7.46, Linux 7.3)");
@@ -73,12 +73,14 @@ int uring_pool_plan(struct fring_uring *u, const struct fring_uring_params *p,
 	}
 	/* The kernel's buffer is max(8192, max_write, max_pages * 4096),
 	 * which is u->payload_sz: max_pages covers max_write in whole pages. */
-	n = p->bufpool_size ? p->bufpool_size / u->payload_sz
-			    : min_u32(u->depth, POOL_DEFAULT_BUFS);
+	n = p->cfg->bufpool_size ? p->cfg->bufpool_size / u->payload_sz
+				 : min_u32(u->depth, POOL_DEFAULT_BUFS);
 	if (!n) {
-		*err = fring_strf("transport.bufpool.size %llu holds no %u-byte "
-				  "buffer", (unsigned long long)p->bufpool_size,
-				  u->payload_sz);
+		*err = fring_strf(
+			"transport.bufpool.size %llu holds no %u-byte "
+			"buffer",
+			(unsigned long long)p->cfg->bufpool_size,
+			u->payload_sz);
 		return -EINVAL;
 	}
 	/* An entry holds at most one buffer; the pool is one fixed buffer,
@@ -89,7 +91,7 @@ int uring_pool_plan(struct fring_uring *u, const struct fring_uring_params *p,
 	if (n * u->payload_sz > URING_MAX_BUF_BYTES)
 		n = URING_MAX_BUF_BYTES / u->payload_sz;
 	u->pool_bufs = (uint32_t)n;
-	u->pool_registered = p->bufpool_registered;
+	u->pool_registered = p->cfg->bufpool_registered;
 	return 0;
 }
 

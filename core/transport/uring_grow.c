@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "uring_internal.h"
 
 static const char *mnt(const struct fring_uring *u)

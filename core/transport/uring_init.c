@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/log.h"
 #include "../config/config.h"
-#include "../runtime/dispatch.h"
-#include "../runtime/init.h"
-#include "../runtime/log.h"
 #include "uring_internal.h"
 
 #define ENABLE_URING "/sys/module/fuse/parameters/enable_uring"
@@ -77,11 +75,13 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 	o->reason[0] = 0;
 	if (o->mode == FRING_MODE_DEVFUSE) {
 		snprintf(o->reason, sizeof(o->reason), "transport mode devfuse");
-		if (o->p.bufpool == FRING_ON || o->p.zero_copy == FRING_ON) {
+		if (o->p.cfg->bufpool == FRING_ON ||
+		    o->p.cfg->zero_copy == FRING_ON) {
 			*err = fring_strf("transport.%s on needs io_uring, but "
 					  "transport.mode is devfuse",
-					  o->p.bufpool == FRING_ON ? "bufpool"
-								   : "zero_copy");
+					  o->p.cfg->bufpool == FRING_ON
+						  ? "bufpool"
+						  : "zero_copy");
 			return -EINVAL;
 		}
 		fring_info("%s: zero-copy: off (transport mode devfuse)",
@@ -95,13 +95,11 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 		o->p.max_pages = res->max_pages;
 		o->p.bufpool_offered = !!(res->capable & FUSE_HAS_IO_URING_BUFPOOL);
 		o->p.reduced_offered = fring_uring_reduced_queues(
-			o->p.reduced_queues, res->capable, res->kernel_minor,
-			o->reduced_why, sizeof(o->reduced_why));
+			o->p.cfg->reduced_queues, res->capable,
+			res->kernel_minor, o->reduced_why,
+			sizeof(o->reduced_why));
 		o->p.reduced_why = o->reduced_why;
 		ret = fring_uring_setup(&o->p, &o->u, &msg);
-		if (!ret)
-			atomic_store(&o->p.dx->mount.zero_copy,
-				     fring_uring_zero_copy(o->u));
 		if (ret) {
 			snprintf(o->reason, sizeof(o->reason), "%s",
 				 msg ? msg : strerror(-ret));
@@ -111,8 +109,9 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 	}
 	if (why) {
 		/* Pools and zero-copy exist only over io_uring: on insists. */
-		if (o->mode == FRING_MODE_URING || o->p.bufpool == FRING_ON ||
-		    o->p.zero_copy == FRING_ON) {
+		if (o->mode == FRING_MODE_URING ||
+		    o->p.cfg->bufpool == FRING_ON ||
+		    o->p.cfg->zero_copy == FRING_ON) {
 			/* A refused "on" names itself; io_uring may work. */
 			*err = !strncmp(why, "transport.", 10)
 				       ? fring_strf("%s", why)

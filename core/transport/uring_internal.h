@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "../runtime/request.h"
+#include "../request/request.h"
 #include "place.h"
 #include "place_grow.h"
 #include "uring.h"
@@ -194,7 +194,8 @@ struct uring_place {
 };
 
 struct fring_uring {
-	struct fring_dispatch *dx;
+	struct fring_transport tp; /* first: the session's handle */
+	struct fring_serve sv;	   /* where requests go (transport.h) */
 	int fuse_fd;
 	char *mountpoint;              /* for messages */
 	uint32_t conn_id;              /* fusectl id, 0 = look it up */

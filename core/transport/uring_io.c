@@ -36,8 +36,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "../runtime/dispatch.h"
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "uring_internal.h"
 
 static atomic_int inline_off = -1; /* read by every queue thread */
@@ -155,13 +154,14 @@ static int accept_io(fring_req *h, uint32_t opcode, int fd)
 		return -EBADF;
 	e = uring_ent_of(r);
 	if (atomic_load_explicit(&e->th->u->closed, memory_order_acquire)) {
-		fring_log_ratelimited("uring-closed", FRING_LOG_WARN,
-				      "%s: req_%s_fd on %s (unique %llu) after the "
-				      "connection's rings stopped: refused "
-				      "(-ENOTCONN)", r->dx->mount.name,
-				      opcode == FUSE_READ ? "read" : "write",
-				      fring_opcode_name(opcode),
-				      (unsigned long long)r->unique);
+		fring_log_ratelimited(
+			"uring-closed", FRING_LOG_WARN,
+			"%s: req_%s_fd on %s (unique %llu) after the "
+			"connection's rings stopped: refused "
+			"(-ENOTCONN)",
+			r->rq->name, opcode == FUSE_READ ? "read" : "write",
+			fring_opcode_name(opcode),
+			(unsigned long long)r->unique);
 		return -ENOTCONN;
 	}
 	if (uring_self != e->th || !e->zc)

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
+#include "../base/log.h"
 #include "../config/config.h"
-#include "../runtime/log.h"
 #include "uring_internal.h"
 
 /* The CPUs fring may use: those this process may run on (offline CPUs
@@ -75,13 +75,14 @@ int uring_layout(struct fring_uring *u, const struct fring_uring_params *p,
 	u->node = calloc(u->nr_cpus, sizeof(*u->node));
 	if (!u->usable || !u->node)
 		return -ENOMEM;
-	u->cpus_set = p->cpus != NULL;
-	u->queues_auto = !p->nr_threads;
-	if ((ret = read_usable(u, p->cpus, err)))
+	u->cpus_set = p->cfg->cpus != NULL;
+	u->queues_auto = !p->cfg->queues;
+	if ((ret = read_usable(u, p->cfg->cpus, err)))
 		return ret;
 	read_nodes(u);
 	topo = (struct fring_topo){ u->nr_cpus, u->node, u->usable };
-	ret = fring_place_plan(&topo, p->nr_threads, p->reduced_offered, &plan);
+	ret = fring_place_plan(&topo, p->cfg->queues, p->reduced_offered,
+			       &plan);
 	if (ret)
 		return ret;
 	u->reduced = plan.reduced;

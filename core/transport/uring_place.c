@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "uring_internal.h"
 
 #define URING_PLACE_WINDOW_NS 50000000ull /* 50 ms */
@@ -86,7 +86,7 @@ int uring_place_init(struct fring_uring *u, int placement)
 
 	atomic_flag_clear(&pl->busy);
 	pl->since_ns = now_ns();
-	if (placement == FRING_URING_PLACE_AUTO &&
+	if (placement == FRING_PLACEMENT_AUTO &&
 	    (ret = uring_grow_init(u, &pl->on)))
 		return ret;
 	if (pl->on)
@@ -98,7 +98,7 @@ int uring_place_init(struct fring_uring *u, int placement)
 		snprintf(pl->why, sizeof(pl->why), "fixed (%s: %u thread%s for %u "
 			 "qids)", u->cpus_set ? "transport.cpus" : "transport.queues",
 			 u->nr_threads, u->nr_threads == 1 ? "" : "s", u->nr_qids);
-	else if (placement == FRING_URING_PLACE_LOCAL)
+	else if (placement == FRING_PLACEMENT_LOCAL)
 		snprintf(pl->why, sizeof(pl->why), "local: transport.placement");
 	else if (u->nr_qids < 2)
 		snprintf(pl->why, sizeof(pl->why), "local: one CPU");

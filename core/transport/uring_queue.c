@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "uring_internal.h"
 
 /* One slot per entry (an entry has at most one SQE: commit or I/O), plus

@@ -20,9 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/log.h"
 #include "../proto/ops.h"
-#include "../runtime/dispatch.h"
-#include "../runtime/log.h"
 #include "uring_internal.h"
 
 __thread struct uring_thread *uring_self;
@@ -71,15 +70,16 @@ static int zc_refuse(struct uring_ent *e, struct fring_req *r,
 			return 0; /* 2: the WRITE_FIXED's own count */
 	}
 	ctr_inc(&e->q->ctr.zc_refused);
-	fring_log_ratelimited("uring-zc-reply", FRING_LOG_WARN,
-			      "%s: plugin answered a zero-copied %s (unique %llu) "
-			      "with %s; only req_%s_fd can reach the client's "
-			      "pages: sent EIO", r->dx->mount.name,
-			      fring_opcode_name(r->opcode),
-			      (unsigned long long)r->unique,
-			      r->opcode == FUSE_READ ? "bytes (reply_data)"
-						     : "a count (reply_write)",
-			      r->opcode == FUSE_READ ? "read" : "write");
+	fring_log_ratelimited(
+		"uring-zc-reply", FRING_LOG_WARN,
+		"%s: plugin answered a zero-copied %s (unique %llu) "
+		"with %s; only req_%s_fd can reach the client's "
+		"pages: sent EIO",
+		r->rq->name, fring_opcode_name(r->opcode),
+		(unsigned long long)r->unique,
+		r->opcode == FUSE_READ ? "bytes (reply_data)"
+				       : "a count (reply_write)",
+		r->opcode == FUSE_READ ? "read" : "write");
 	return 1;
 }
 
@@ -177,13 +177,18 @@ static void ent_release(struct fring_req *r)
 	uring_hand_over(e, ACT_COMMIT);
 }
 
+/* req_read_fd / req_write_fd become READ_FIXED / WRITE_FIXED. */
+static const struct fring_req_ops ent_req_ops = {
+	.send = ent_send,
+	.release = ent_release,
+	.read_fd = fring_uring_read_fd,
+	.write_fd = fring_uring_write_fd,
+};
+
 void uring_ent_init_req(struct uring_ent *e)
 {
-	fring_req_init(&e->req, e->th->u->dx, ent_send, ent_release, e, -1,
-		       e->qid);
+	fring_req_init(&e->req, e->th->u->sv.rq, &ent_req_ops, e, -1, e->qid);
 	fring_req_set_owner(&e->req, e->th);
-	/* req_read_fd / req_write_fd become READ_FIXED / WRITE_FIXED. */
-	fring_req_set_fd_hooks(&e->req, fring_uring_read_fd, fring_uring_write_fd);
 	/* READDIR builds its listing straight in the payload buffer. */
 	e->req.scratch = e->payload;
 	e->req.scratch_cap = e->payload_cap;
@@ -191,7 +196,7 @@ void uring_ent_init_req(struct uring_ent *e)
 
 int uring_is_ent(const struct fring_req *r)
 {
-	return r && r->send == ent_send;
+	return r && r->ops == &ent_req_ops;
 }
 
 struct uring_ent *uring_ent_of(struct fring_req *r)
@@ -395,8 +400,8 @@ static void request_arrived(struct uring_thread *t, struct uring_ent *e)
 	atomic_store_explicit(&e->state, ENT_USER, memory_order_release);
 	/* A pool request without a buffer has an empty payload; NULL would
 	 * mean a classic /dev/fuse request to the decoder. */
-	fring_dispatch(t->u->dx, &e->req, &in, e->hdr->op_in,
-		       FUSE_URING_OP_IN_OUT_SZ, e->payload ? e->payload : "", psz);
+	t->u->sv.arrived(&e->req, &in, e->hdr->op_in, FUSE_URING_OP_IN_OUT_SZ,
+			 e->payload ? e->payload : "", psz);
 }
 
 static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)

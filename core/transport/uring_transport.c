@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../runtime/log.h"
+#include "../base/log.h"
 #include "uring_internal.h"
 
 #define STOP_WAIT_S 5
@@ -124,6 +124,8 @@ static void join_all(struct fring_uring *u)
 	}
 }
 
+static const struct fring_transport_ops uring_transport_ops;
+
 int fring_uring_setup(const struct fring_uring_params *p,
 		      struct fring_uring **out, char **err)
 {
@@ -139,7 +141,8 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->stop_fd = -1;
-	u->dx = p->dx;
+	u->tp.ops = &uring_transport_ops;
+	u->sv = p->sv;
 	u->fuse_fd = p->fuse_fd;
 	u->conn_id = p->conn_id;
 	u->ring_pref = p->ring_mode <= FRING_URING_RING_PLAIN ? p->ring_mode : 0;
@@ -161,8 +164,9 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		 p->reduced_why ? p->reduced_why
 		 : p->reduced_offered ? "the kernel offers them"
 				      : "the kernel does not offer them");
-	u->depth = p->queue_depth ? p->queue_depth : FRING_URING_DEFAULT_DEPTH;
-	u->poll_ns = (uint64_t)p->poll_us * 1000;
+	u->depth = p->cfg->queue_depth ? p->cfg->queue_depth
+				       : FRING_URING_DEFAULT_DEPTH;
+	u->poll_ns = (uint64_t)p->cfg->poll_us * 1000;
 	u->payload_sz = fring_uring_max_payload(p->max_write, p->max_pages);
 	/* Keep payloads page multiples: READ_FIXED into them may be O_DIRECT. */
 	u->payload_sz = (u->payload_sz + 4095u) & ~4095u;
@@ -191,7 +195,7 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		destroy(u);
 		return ret;
 	}
-	ret = uring_place_init(u, p->placement);
+	ret = uring_place_init(u, (int)p->cfg->placement);
 	if (ret) {
 		*err = fring_strf("ring setup failed: %s", strerror(-ret));
 		destroy(u);
@@ -395,4 +399,35 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 			  (unsigned long long)t.zc_owner_plain,
 			  (unsigned long long)t.zc_owner_rmw);
 	uring_place_log(u, name);
+}
+
+/* The session's view (transport.h): stopping is bounded and leaves no
+ * thread to cancel. */
+static unsigned ut_join(struct fring_transport *tp, unsigned timeout_ms)
+{
+	(void)timeout_ms;
+	fring_uring_stop((struct fring_uring *)tp);
+	return 0;
+}
+
+static void ut_log_stats(struct fring_transport *tp, const char *name)
+{
+	fring_uring_log_stats((struct fring_uring *)tp, name);
+}
+
+static void ut_free(struct fring_transport *tp)
+{
+	fring_uring_free((struct fring_uring *)tp);
+}
+
+static const struct fring_transport_ops uring_transport_ops = {
+	.name = "uring",
+	.join = ut_join,
+	.log_stats = ut_log_stats,
+	.free = ut_free,
+};
+
+struct fring_transport *fring_uring_transport(struct fring_uring *u)
+{
+	return u ? &u->tp : NULL;
 }

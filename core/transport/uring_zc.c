@@ -24,8 +24,8 @@
 #include <linux/capability.h>
 #include <stdio.h>
 
+#include "../base/log.h"
 #include "../config/config.h"
-#include "../runtime/log.h"
 #include "uring_internal.h"
 
 char uring_zc_body[1];
@@ -36,7 +36,7 @@ int uring_zc_plan(struct fring_uring *u, const struct fring_uring_params *p,
 	const char *why = NULL;
 
 	u->zc = 0;
-	if (p->zero_copy == FRING_OFF)
+	if (p->cfg->zero_copy == FRING_OFF)
 		why = "transport.zero_copy off";
 	else if (!p->bufpool_offered)
 		why = "the kernel has no io_uring zero-copy (FUSE 7.46, Linux 7.3)";
@@ -50,7 +50,7 @@ int uring_zc_plan(struct fring_uring *u, const struct fring_uring_params *p,
 		return 0;
 	}
 	snprintf(u->zc_why, sizeof(u->zc_why), "%s", why);
-	if (p->zero_copy == FRING_ON) {
+	if (p->cfg->zero_copy == FRING_ON) {
 		*err = fring_strf("transport.zero_copy on: %s", why);
 		return -EOPNOTSUPP;
 	}
@@ -105,9 +105,9 @@ int uring_zc_fit(struct fring_uring *u, const struct fring_uring_params *p,
 		if (u->threads[i].nq > nq)
 			nq = u->threads[i].nq;
 	ret = uring_table_fit(nq, u->depth, u->payload_sz, u->pool_bufs != 0,
-			      p->zero_copy, &zc, why, sizeof(why));
+			      p->cfg->zero_copy, &zc, why, sizeof(why));
 	if (ret) {
-		*err = u->zc && p->zero_copy == FRING_ON
+		*err = u->zc && p->cfg->zero_copy == FRING_ON
 			       ? fring_strf("transport.zero_copy on: %s", why)
 			       : fring_strf("ring setup failed: %s", why);
 		return ret;

@@ -89,5 +89,7 @@ void fuzz_plugin_answer(fring_req *r);
 /* fuzz_check.c: the fake transport. */
 int fuzz_send(struct fring_req *r, const struct iovec *iov, int n);
 void fuzz_release(struct fring_req *r);
+/* { fuzz_send, fuzz_release }, for fring_req_init. */
+extern const struct fring_req_ops fuzz_req_ops;
 
 #endif /* FRING_FUZZ_H */

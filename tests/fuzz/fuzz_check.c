@@ -201,3 +201,8 @@ void fuzz_release(struct fring_req *r)
 	FUZZ_ASSERT(q && r == &q->r, "release of a request not in flight");
 	FUZZ_ASSERT(++q->releases == 1, "released twice");
 }
+
+const struct fring_req_ops fuzz_req_ops = {
+	.send = fuzz_send,
+	.release = fuzz_release,
+};

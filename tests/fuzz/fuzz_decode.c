@@ -184,7 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dx.conn = (struct fring_proto_conn){ .minor = FRING_PROTO_MINOR,
 		.setxattr_ext = !!(flags & FZ_XATTR_EXT),
 		.max_write = maxw[(flags >> FZ_MAXW_SHIFT) & 3] };
-	fring_req_init(&q->r, &dx, fuzz_send, fuzz_release, q, -1, 0);
+	fring_req_init(&q->r, &dx.rq, &fuzz_req_ops, q, -1, 0);
 	if (flags & FZ_SCRATCH) {
 		q->r.scratch_cap = (size_t)data[4] | (size_t)data[5] << 8;
 		q->r.scratch = malloc(q->r.scratch_cap);

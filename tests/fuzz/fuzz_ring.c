@@ -254,7 +254,8 @@ static void rig_init(struct rig *g, uint8_t flags, uint8_t geo)
 	g->dx.serialize = !(flags & R_PARALLEL);
 	g->dx.conn = (struct fring_proto_conn){ .minor = FRING_PROTO_MINOR,
 		.max_write = g->buf_sz - 4096 };
-	g->u.dx = &g->dx;
+	g->u.sv = (struct fring_serve){.rq = &g->dx.rq,
+				       .arrived = fring_dispatch_arrived};
 	g->u.depth = DEPTH;
 	g->u.payload_sz = g->buf_sz;
 	g->u.mountpoint = "/fuzz-ring";
@@ -292,7 +293,7 @@ static void rig_init(struct rig *g, uint8_t flags, uint8_t geo)
 			e->payload = xcalloc(1, g->buf_sz);
 			e->payload_cap = g->buf_sz;
 		}
-		fring_req_init(&e->req, &g->dx, NULL, NULL, e, -1, 0);
+		fring_req_init(&e->req, &g->dx.rq, NULL, e, -1, 0);
 		atomic_store(&e->state, ENT_KERNEL);
 	}
 }

@@ -244,7 +244,8 @@ int fake_queue_init(struct fake_queue *fq, const struct fake_queue_cfg *cfg,
 	cr_assert_eq(fring_dispatch_init(&fq->dx, &desc, ops, "/fake-ring"), 0);
 	fq->dx.conn = (struct fring_proto_conn){ .minor = FRING_PROTO_MINOR,
 		.max_write = FAKE_PAYLOAD_SZ };
-	u->dx = &fq->dx;
+	u->sv = (struct fring_serve){ .rq = &fq->dx.rq,
+				     .arrived = fring_dispatch_arrived };
 	u->fuse_fd = -1;
 	u->mountpoint = "/fake-ring";
 	u->nr_qids = 1;
@@ -291,7 +292,7 @@ int fake_queue_init(struct fake_queue *fq, const struct fake_queue_cfg *cfg,
 
 void fake_queue_free(struct fake_queue *fq)
 {
-	if (!fq->u.dx)
+	if (!fq->u.sv.rq)
 		return; /* init failed before the queue existed */
 	uring_self = NULL;
 	fring_req_thread = NULL;

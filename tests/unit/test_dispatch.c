@@ -75,13 +75,18 @@ static struct fring_stats *stat_sum(void)
 	return &sum;
 }
 
+static const struct fring_req_ops fake_ops = {
+	.send = fake_send,
+	.release = fake_release,
+};
+
 static struct fring_req *new_req(size_t buflen, uint8_t **buf)
 {
 	struct blk *b = calloc(1, sizeof(*b) + buflen + 8);
 
 	cr_assert(b);
 	*buf = (uint8_t *)(b + 1);
-	fring_req_init(&b->r, &dx, fake_send, fake_release, b, -1, 0);
+	fring_req_init(&b->r, &dx.rq, &fake_ops, b, -1, 0);
 	b->refs = 2;
 	return &b->r;
 }

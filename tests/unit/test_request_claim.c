@@ -1,5 +1,5 @@
 /*
- * The exactly-once claim of a request (core/runtime/request.c): the owner
+ * The exactly-once claim of a request (core/request/request.c): the owner
  * thread's fast path (fring_req_claim_owner: no atomic read-modify-write),
  * the off-thread claim (fring_req_claim: a reference in xrefs around a
  * compare-and-swap) and the hand-back (fring_req_xref_put), driven
@@ -19,8 +19,8 @@
 
 #include <criterion/criterion.h>
 
+#include "request/request.h"
 #include "runtime/dispatch.h"
-#include "runtime/request.h"
 
 static struct fring_dispatch dx;
 static struct fring_req req;
@@ -41,11 +41,14 @@ static void t_release(struct fring_req *r)
 	releases++;
 }
 
+static const struct fring_req_ops t_ops = {.send = t_send,
+					   .release = t_release};
+
 /* A fresh generation of req, owned by owner_token's thread, as a ring
  * entry's request is when it arrives. */
 static fring_req *recycle(void)
 {
-	fring_req_init(&req, &dx, t_send, t_release, NULL, -1, 0);
+	fring_req_init(&req, &dx.rq, &t_ops, NULL, -1, 0);
 	fring_req_set_owner(&req, &owner_token);
 	return fring_req_handle(&req);
 }
@@ -54,6 +57,7 @@ static void setup(void)
 {
 	memset(&dx, 0, sizeof(dx));
 	dx.mount.name = "/mnt/claim";
+	dx.rq.name = dx.mount.name;
 	memset(&req, 0, sizeof(req));
 	sends = releases = 0;
 	fring_req_thread = &owner_token; /* the test's main thread owns req */
@@ -149,7 +153,7 @@ static int claim_two(fring_req *h)
 {
 	int a = fring_req_claim(h), b, refs;
 
-	fring_req_init(&req2, &dx, t_send, t_release, NULL, -1, 0);
+	fring_req_init(&req2, &dx.rq, &t_ops, NULL, -1, 0);
 	req2.owner = &owner_token;
 	refs = atomic_load(&req.xrefs);
 	b = fring_req_claim(fring_req_handle(&req2));
@@ -244,7 +248,7 @@ static void *ident_reader(void *arg)
 
 	(void)arg;
 	while (!atomic_load_explicit(&ident_stop, memory_order_relaxed))
-		if (!r->dx || r->owner != &owner_token || r->send != t_send)
+		if (!r->rq || r->owner != &owner_token || r->ops != &t_ops)
 			bad++;
 	return (void *)bad;
 }

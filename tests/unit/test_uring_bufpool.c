@@ -324,9 +324,10 @@ static int plan(int bufpool, int offered, uint64_t size, uint32_t *bufs,
 		char *why, char **err)
 {
 	struct fring_uring u = { .depth = 16, .payload_sz = BUF };
-	struct fring_uring_params p = { .bufpool = bufpool,
-					.bufpool_offered = offered,
-					.bufpool_size = size };
+	struct fring_cfg_transport cfg = { .bufpool = bufpool,
+					   .bufpool_size = size };
+	struct fring_uring_params p = { .cfg = &cfg,
+					.bufpool_offered = offered };
 	int ret;
 
 	why[0] = 0;

@@ -23,8 +23,10 @@
 
 static struct fring_uring *setup(int reduced, int placement, char **err)
 {
-	return uring_null_setup((struct fring_uring_params){
-		.reduced_offered = reduced, .placement = placement }, err);
+	return uring_null_setup(
+		(struct fring_cfg_transport){
+			.placement = (enum fring_placement)placement},
+		reduced, err);
 }
 
 static struct uring_thread *first_dormant(struct fring_uring *u)
@@ -59,7 +61,7 @@ static void shared_windows(struct fring_uring *u, int q, int n)
 Test(uring_grow, dormant_qids_until_the_load_asks)
 {
 	char *err;
-	struct fring_uring *u = setup(1, FRING_URING_PLACE_AUTO, &err);
+	struct fring_uring *u = setup(1, FRING_PLACEMENT_AUTO, &err);
 	struct uring_thread *d, *live = NULL;
 	uint32_t dormant = 0;
 
@@ -130,13 +132,13 @@ Test(uring_grow, only_with_reduced_queues_and_auto)
 	char *err;
 	struct fring_uring *u;
 
-	u = setup(0, FRING_URING_PLACE_AUTO, &err);
+	u = setup(0, FRING_PLACEMENT_AUTO, &err);
 	cr_assert_not_null(u, "setup: %s", err ? err : "?");
 	cr_expect_not(u->place.growing, "no reduced queues: every qid at start");
 	cr_expect_null(first_dormant(u));
 	fring_uring_free(u);
 
-	u = setup(1, FRING_URING_PLACE_LOCAL, &err);
+	u = setup(1, FRING_PLACEMENT_LOCAL, &err);
 	cr_assert_not_null(u, "setup: %s", err ? err : "?");
 	cr_expect_not(u->place.growing, "placement local: every qid at start");
 	cr_expect_null(first_dormant(u));

@@ -20,8 +20,10 @@
 static struct fring_uring *setup(uint32_t queues, int reduced, const char *cpus,
 				 char **err)
 {
-	return uring_null_setup((struct fring_uring_params){
-		.nr_threads = queues, .cpus = cpus, .reduced_offered = reduced }, err);
+	return uring_null_setup(
+		(struct fring_cfg_transport){.queues = queues,
+					     .cpus = (char *)cpus},
+		reduced, err);
 }
 
 static int cpus(void)

@@ -259,7 +259,8 @@ static int plan(int zero_copy, int offered, uint32_t pool_bufs, int *zc,
 		char **err)
 {
 	struct fring_uring u = { .pool_bufs = pool_bufs };
-	struct fring_uring_params p = { .zero_copy = zero_copy,
+	struct fring_cfg_transport cfg = { .zero_copy = zero_copy };
+	struct fring_uring_params p = { .cfg = &cfg,
 					.bufpool_offered = offered };
 	int ret;
 

@@ -13,19 +13,21 @@
 #include "config/config.h"
 #include "transport/uring_internal.h"
 
-/* p: the fields under test (queues, reduced_offered, cpus, placement);
- * the rest is filled here. NULL with *err set on failure. */
-static inline struct fring_uring *uring_null_setup(struct fring_uring_params p,
-						   char **err)
+/* cfg: the keys under test (queues, cpus, placement), reduced: INIT
+ * offered reduced queues; the rest is filled here. NULL with *err set on
+ * failure. */
+static inline struct fring_uring *
+uring_null_setup(struct fring_cfg_transport cfg, int reduced, char **err)
 {
 	struct fring_uring *u = NULL;
+	struct fring_uring_params p = {.cfg = &cfg, .reduced_offered = reduced};
 
 	p.fuse_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	p.mountpoint = "uring-null-test";
-	p.queue_depth = 2; /* stays under an 8 MiB RLIMIT_MEMLOCK */
+	cfg.queue_depth = 2; /* stays under an 8 MiB RLIMIT_MEMLOCK */
 	p.max_write = 128 * 1024;
-	p.bufpool = FRING_AUTO;
-	p.zero_copy = FRING_AUTO;
+	cfg.bufpool = FRING_AUTO;
+	cfg.zero_copy = FRING_AUTO;
 	cr_assert_geq(p.fuse_fd, 0);
 	*err = NULL;
 	if (fring_uring_setup(&p, &u, err))

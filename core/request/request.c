@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
-#include "log.h"
+#include "../base/log.h"
 
 /* The generation (24 bits) of a state word, and the next one for a
  * recycled request: never 0 in its low 16 bits, the handle's share. */
@@ -42,18 +41,19 @@ void fring_req_quiesce(struct fring_req *r)
 		atomic_store(&r->state, WITH_ST(s, FRING_REQ_RECYCLING));
 	for (long i = 0; atomic_load(&r->xrefs); i++) {
 		if (i == 1000000) {
-			fring_err("%s: a plugin thread holds a request past its "
-				  "reply; recycling it anyway",
-				  r->dx ? r->dx->mount.name : "?");
+			fring_err(
+				"%s: a plugin thread holds a request past its "
+				"reply; recycling it anyway",
+				r->rq ? r->rq->name : "?");
 			break;
 		}
 		sched_yield();
 	}
 }
 
-void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
-		    fring_send_fn send, fring_release_fn release, void *tdata,
-		    int fd, uint32_t queue)
+void fring_req_init(struct fring_req *r, struct fring_reqs *rq,
+		    const struct fring_req_ops *ops, void *tdata, int fd,
+		    uint32_t queue)
 {
 	/* Transports hand in zeroed or recycled memory; the generation lives
 	 * on across the memset. */
@@ -65,9 +65,8 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 	 * reading them. */
 	memset(&r->zero_copy, 0, offsetof(struct fring_req, state) -
 				 offsetof(struct fring_req, zero_copy));
-	SET_IF(r->dx, dx);
-	SET_IF(r->send, send);
-	SET_IF(r->release, release);
+	SET_IF(r->rq, rq);
+	SET_IF(r->ops, ops);
 	SET_IF(r->tdata, tdata);
 	SET_IF(r->fd, fd);
 	SET_IF(r->queue, queue);
@@ -81,13 +80,6 @@ void fring_req_init(struct fring_req *r, struct fring_dispatch *dx,
 void fring_req_set_owner(struct fring_req *r, const void *owner)
 {
 	SET_IF(r->owner, owner);
-}
-
-void fring_req_set_fd_hooks(struct fring_req *r, fring_read_fd_fn read_fd,
-			    fring_write_fd_fn write_fd)
-{
-	SET_IF(r->read_fd, read_fd);
-	SET_IF(r->write_fd, write_fd);
 }
 
 fring_req *fring_req_handle(struct fring_req *r)
@@ -109,11 +101,12 @@ static int stale(struct fring_req *r, uint32_t hgen, unsigned s)
 		return 0;
 	/* Only the identity here: the slot's new request may be being
 	 * decoded on its transport thread right now. */
-	FRING_STAT_INC(r->dx, r->queue, misuse);
+	FRING_STAT_INC(r->rq, r->queue, misuse);
 	fring_log_ratelimited("stale-handle", FRING_LOG_WARN,
 			      "%s: plugin used the handle of a request it had "
 			      "answered (the slot holds a newer request); "
-			      "refused", r->dx->mount.name);
+			      "refused",
+			      r->rq->name);
 	return 1;
 }
 
@@ -172,29 +165,30 @@ void fring_req_leave(struct fring_req *r, int ref)
 
 void fring_req_track(struct fring_req *r)
 {
-	struct fring_inflight *t = &r->dx->inflight;
+	struct fring_inflight *t = &r->rq->inflight;
 
 	r->tracked = 1;
-	FRING_STAT_INC(r->dx, r->queue, outstanding);
+	FRING_STAT_INC(r->rq, r->queue, outstanding);
 	fring_inflight_add(t, r);
 	fring_inflight_take_pending(t, r);
 }
 
 void fring_req_finish(struct fring_req *r)
 {
-	struct fring_dispatch *dx = r->dx;
+	struct fring_reqs *rq = r->rq;
 	uint32_t queue = r->queue; /* r may be reused once released */
 	int tracked = r->tracked;
 
 	if (tracked)
-		fring_inflight_del(&dx->inflight, r);
+		fring_inflight_del(&rq->inflight, r);
 	if (r->dir_malloced)
 		free(r->dirbuf);
 	r->dirbuf = NULL;
-	r->release(r);
+	r->ops->release(r);
 	/* Counted last so that "outstanding == 0" means every release ran. */
 	if (tracked)
-		atomic_fetch_sub(&fring_stats_of(dx, queue)->outstanding, 1);
+		atomic_fetch_sub(&fring_stats_of(rq->stats, queue)->outstanding,
+				 1);
 }
 
 __thread const void *fring_req_thread;
@@ -338,10 +332,11 @@ static int claim(fring_req *h, int off_owner)
 		if (FRING_REQ_ST(s) == FRING_REQ_EXPIRED &&
 		    atomic_compare_exchange_strong(&r->state, &s,
 						   WITH_ST(s, FRING_REQ_REPLIED))) {
-			fring_dbg("%s: late reply to %s (unique %llu) after its "
-				  "interrupt deadline: dropped",
-				  r->dx->mount.name, fring_opcode_name(r->opcode),
-				  (unsigned long long)r->unique);
+			fring_dbg(
+				"%s: late reply to %s (unique %llu) after its "
+				"interrupt deadline: dropped",
+				r->rq->name, fring_opcode_name(r->opcode),
+				(unsigned long long)r->unique);
 			fring_req_finish(r);
 			return -EALREADY;
 		}
@@ -349,7 +344,7 @@ static int claim(fring_req *h, int off_owner)
 	fring_log_ratelimited("double-reply", FRING_LOG_WARN,
 			      "%s: plugin replied twice to %s (unique %llu); "
 			      "second reply ignored",
-			      r->dx->mount.name, fring_opcode_name(r->opcode),
+			      r->rq->name, fring_opcode_name(r->opcode),
 			      (unsigned long long)r->unique);
 	return -EALREADY;
 }
@@ -380,35 +375,79 @@ static struct fring_req *expire_claim(struct fring_inflight *t,
 	return r;
 }
 
-void fring_req_expire(struct fring_dispatch *dx, uint64_t unique,
+void fring_req_expire(struct fring_reqs *rq, uint64_t unique,
 		      unsigned waited_ms)
 {
 	int ring;
 	unsigned s;
-	struct fring_req *r = expire_claim(&dx->inflight, unique, &ring);
+	struct fring_req *r = expire_claim(&rq->inflight, unique, &ring);
 
 	if (!r) {
 		if (ring)
-			fring_log_ratelimited("expire-uring", FRING_LOG_WARN,
-					      "%s: plugin did not answer the "
-					      "interrupted request %llu within %u ms; "
-					      "io_uring requests can only be "
-					      "answered by the plugin: the caller "
-					      "waits", dx->mount.name,
-					      (unsigned long long)unique, waited_ms);
+			fring_log_ratelimited(
+				"expire-uring", FRING_LOG_WARN,
+				"%s: plugin did not answer the "
+				"interrupted request %llu within %u ms; "
+				"io_uring requests can only be "
+				"answered by the plugin: the caller "
+				"waits",
+				rq->name, (unsigned long long)unique,
+				waited_ms);
 		return;
 	}
-	fring_log_ratelimited("expire", FRING_LOG_WARN,
-			      "%s: plugin did not answer the interrupted %s "
-			      "(unique %llu) within %u ms; answered EINTR for it",
-			      dx->mount.name, fring_opcode_name(r->opcode),
-			      (unsigned long long)unique, waited_ms);
+	fring_log_ratelimited(
+		"expire", FRING_LOG_WARN,
+		"%s: plugin did not answer the interrupted %s "
+		"(unique %llu) within %u ms; answered EINTR for it",
+		rq->name, fring_opcode_name(r->opcode),
+		(unsigned long long)unique, waited_ms);
 	fring_req_send_raw(r, -EINTR, NULL, 0);
 	/* Only this thread or a LATE claim move it out of EXPIRING. */
 	s = WITH_ST(atomic_load(&r->state), FRING_REQ_EXPIRING);
 	if (!atomic_compare_exchange_strong(&r->state, &s,
 					    WITH_ST(s, FRING_REQ_EXPIRED)))
 		fring_req_finish(r); /* LATE: the plugin replied meanwhile */
+}
+
+int fring_req_send_raw(struct fring_req *r, int32_t error,
+		       const struct iovec *body, int nbody)
+{
+	struct fring_reqs *rq = r->rq;
+	struct iovec iov[4];
+	struct fuse_out_header oh;
+	size_t len = sizeof(oh);
+	int n = 1, ret;
+
+	if (error != 0)
+		nbody = 0;
+	for (int i = 0; i < nbody && n < 4; i++) {
+		if (!body[i].iov_len)
+			continue;
+		iov[n++] = body[i];
+		len += body[i].iov_len;
+	}
+	oh.len = (uint32_t)len;
+	oh.error = error;
+	oh.unique = r->unique;
+	iov[0].iov_base = &oh;
+	iov[0].iov_len = sizeof(oh);
+
+	ret = r->ops->send(r, iov, n);
+	FRING_STAT_INC(rq, r->queue, replies);
+	if (error)
+		FRING_STAT_INC(rq, r->queue, errors);
+	if (ret < 0 && ret != -ENOENT)
+		FRING_STAT_INC(rq, r->queue, send_failures);
+	return ret;
+}
+
+int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
+		   int nbody)
+{
+	int ret = fring_req_send_raw(r, error, body, nbody);
+
+	fring_req_finish(r);
+	return ret;
 }
 
 static void set_replied(struct fring_req *r)
@@ -425,7 +464,7 @@ void fring_req_drop(struct fring_req *r)
 
 void fring_req_abandon(struct fring_req *r)
 {
-	struct fring_dispatch *dx = r->dx;
+	struct fring_reqs *rq = r->rq;
 	uint32_t queue = r->queue;
 
 	/* Already out of the table (fring_inflight_pop). */
@@ -433,6 +472,24 @@ void fring_req_abandon(struct fring_req *r)
 	if (r->dir_malloced)
 		free(r->dirbuf);
 	r->dirbuf = NULL;
-	r->release(r);
-	atomic_fetch_sub(&fring_stats_of(dx, queue)->outstanding, 1);
+	r->ops->release(r);
+	atomic_fetch_sub(&fring_stats_of(rq->stats, queue)->outstanding, 1);
+}
+
+static void expire_due(void *rq, uint64_t unique, unsigned waited_ms)
+{
+	fring_req_expire(rq, unique, waited_ms);
+}
+
+void fring_reqs_init(struct fring_reqs *rq, const char *name)
+{
+	rq->name = name;
+	fring_inflight_init(&rq->inflight);
+	fring_expiry_init(&rq->expiry, name, expire_due, rq);
+}
+
+void fring_reqs_destroy(struct fring_reqs *rq)
+{
+	fring_expiry_destroy(&rq->expiry);
+	fring_inflight_destroy(&rq->inflight);
 }

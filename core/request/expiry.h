@@ -17,9 +17,13 @@
 #define FRING_INTERRUPT_DEADLINE_MS 1000
 #define FRING_EXPIRY_SLOTS 64
 
-struct fring_dispatch;
+/* Called on the timer thread when `unique`'s deadline passed. */
+typedef void (*fring_expiry_fn)(void *ud, uint64_t unique, unsigned waited_ms);
 
 struct fring_expiry {
+	const char *name; /* log prefix */
+	fring_expiry_fn due;
+	void *ud;
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* CLOCK_MONOTONIC */
 	pthread_t thread;
@@ -31,10 +35,11 @@ struct fring_expiry {
 	} q[FRING_EXPIRY_SLOTS];
 };
 
-void fring_expiry_init(struct fring_expiry *e);
+void fring_expiry_init(struct fring_expiry *e, const char *name,
+		       fring_expiry_fn due, void *ud);
 /* INTERRUPT for `unique` arrived: answer it at the deadline unless the
  * plugin does first. Starts the timer thread on first use. */
-void fring_expiry_arm(struct fring_dispatch *dx, uint64_t unique);
+void fring_expiry_arm(struct fring_expiry *e, uint64_t unique);
 /* Join the timer thread (before the plugin's destroy). Idempotent. */
 void fring_expiry_stop(struct fring_expiry *e);
 void fring_expiry_destroy(struct fring_expiry *e);

@@ -1,4 +1,4 @@
-/* The reply path and the synchronous data-path services; see reply.h. */
+/* Error and misuse replies, the synchronous data-path services; see reply.h. */
 #define _GNU_SOURCE
 #include "reply.h"
 
@@ -7,50 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "dispatch.h"
-#include "log.h"
-#include "request.h"
-
-int fring_req_send_raw(struct fring_req *r, int32_t error,
-		       const struct iovec *body, int nbody)
-{
-	struct fring_dispatch *dx = r->dx;
-	struct iovec iov[4];
-	struct fuse_out_header oh;
-	size_t len = sizeof(oh);
-	int n = 1, ret;
-
-	if (error != 0)
-		nbody = 0;
-	for (int i = 0; i < nbody && n < 4; i++) {
-		if (!body[i].iov_len)
-			continue;
-		iov[n++] = body[i];
-		len += body[i].iov_len;
-	}
-	oh.len = (uint32_t)len;
-	oh.error = error;
-	oh.unique = r->unique;
-	iov[0].iov_base = &oh;
-	iov[0].iov_len = sizeof(oh);
-
-	ret = r->send(r, iov, n);
-	FRING_STAT_INC(dx, r->queue, replies);
-	if (error)
-		FRING_STAT_INC(dx, r->queue, errors);
-	if (ret < 0 && ret != -ENOENT)
-		FRING_STAT_INC(dx, r->queue, send_failures);
-	return ret;
-}
-
-int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
-		   int nbody)
-{
-	int ret = fring_req_send_raw(r, error, body, nbody);
-
-	fring_req_finish(r);
-	return ret;
-}
+#include "../base/log.h"
 
 /* Bad errno values already logged. Each distinct one is logged once: a
  * time-based rate limit would swallow a different one that follows within
@@ -87,10 +44,11 @@ int fring_req_reply_error(fring_req *h, int32_t neg_errno)
 		int first = bad_errno_first(neg_errno);
 		char msg[256];
 
-		FRING_STAT_INC(r->dx, r->queue, misuse);
-		snprintf(msg, sizeof(msg), "%s: plugin replied %d to %s (unique "
+		FRING_STAT_INC(r->rq, r->queue, misuse);
+		snprintf(msg, sizeof(msg),
+			 "%s: plugin replied %d to %s (unique "
 			 "%llu): not a negative errno, sent EIO",
-			 r->dx->mount.name, (int)neg_errno,
+			 r->rq->name, (int)neg_errno,
 			 fring_opcode_name(r->opcode),
 			 (unsigned long long)r->unique);
 		if (first > 0)
@@ -110,11 +68,11 @@ int fring_req_reply_misuse(fring_req *h, const char *what)
 
 	if (ret)
 		return ret;
-	FRING_STAT_INC(r->dx, r->queue, misuse);
+	FRING_STAT_INC(r->rq, r->queue, misuse);
 	fring_log_ratelimited("reply-misuse", FRING_LOG_WARN,
 			      "%s: plugin answered %s (unique %llu) with %s; "
 			      "sent EIO",
-			      r->dx->mount.name, fring_opcode_name(r->opcode),
+			      r->rq->name, fring_opcode_name(r->opcode),
 			      (unsigned long long)r->unique, what);
 	fring_req_send(r, -EIO, NULL, 0);
 	return -EINVAL;

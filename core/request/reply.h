@@ -1,8 +1,8 @@
 /*
- * The transport-independent reply path: the out-header + body iovecs
- * handed to the transport's send function, error sanitizing, and the
- * synchronous data-path services. Each function here works on a request
- * whose single reply is claimed (request.h) and finishes it.
+ * Replies the runtime makes for a plugin: error sanitizing, misuse, and
+ * the synchronous data-path services. Each function here works on a
+ * request whose single reply is claimed (request.h) and finishes it; the
+ * reply itself goes out through fring_req_send (request.h).
  */
 #ifndef FRING_REPLY_H
 #define FRING_REPLY_H
@@ -12,18 +12,7 @@
 
 #include <fring/plugin.h>
 
-struct fring_req;
-
-/* Send a claimed request's reply: error (0 or -errno, already sane) and
- * body parts (ignored when error != 0), then finish it. Returns the
- * transport's result. */
-int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
-		   int nbody);
-
-/* Hand the reply to the transport, without finishing r. For the interrupt
- * deadline (fring_req_expire), which answers for the plugin and keeps r. */
-int fring_req_send_raw(struct fring_req *r, int32_t error,
-		       const struct iovec *body, int nbody);
+#include "request.h"
 
 /* Claim (through handle h) + send an error (sanitized). Returns -EALREADY
  * if already answered, else the send result. */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "request.h"
+#include "req.h"
 
 static unsigned bucket_of(uint64_t unique)
 {

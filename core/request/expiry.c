@@ -7,8 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dispatch.h"
-#include "log.h"
+#include "../base/log.h"
 
 static int64_t mono_ms(void)
 {
@@ -18,11 +17,15 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void fring_expiry_init(struct fring_expiry *e)
+void fring_expiry_init(struct fring_expiry *e, const char *name,
+		       fring_expiry_fn due, void *ud)
 {
 	pthread_condattr_t ca;
 
 	memset(e, 0, sizeof(*e));
+	e->name = name;
+	e->due = due;
+	e->ud = ud;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -52,8 +55,7 @@ static unsigned take_due(struct fring_expiry *e, int64_t now, uint64_t *out,
 
 static void *expiry_main(void *arg)
 {
-	struct fring_dispatch *dx = arg;
-	struct fring_expiry *e = &dx->expiry;
+	struct fring_expiry *e = arg;
 	uint64_t due[FRING_EXPIRY_SLOTS];
 
 	pthread_mutex_lock(&e->lock);
@@ -64,8 +66,8 @@ static void *expiry_main(void *arg)
 		if (n) {
 			pthread_mutex_unlock(&e->lock);
 			for (unsigned i = 0; i < n; i++)
-				fring_req_expire(dx, due[i],
-						 FRING_INTERRUPT_DEADLINE_MS);
+				e->due(e->ud, due[i],
+				       FRING_INTERRUPT_DEADLINE_MS);
 			pthread_mutex_lock(&e->lock);
 			continue;
 		}
@@ -82,9 +84,8 @@ static void *expiry_main(void *arg)
 	return NULL;
 }
 
-void fring_expiry_arm(struct fring_dispatch *dx, uint64_t unique)
+void fring_expiry_arm(struct fring_expiry *e, uint64_t unique)
 {
-	struct fring_expiry *e = &dx->expiry;
 	unsigned slot;
 
 	pthread_mutex_lock(&e->lock);
@@ -93,12 +94,13 @@ void fring_expiry_arm(struct fring_dispatch *dx, uint64_t unique)
 	if (!e->started) {
 		/* Called from a transport thread: all signals blocked, which
 		 * the new thread inherits. */
-		int ret = pthread_create(&e->thread, NULL, expiry_main, dx);
+		int ret = pthread_create(&e->thread, NULL, expiry_main, e);
 
 		if (ret) {
-			fring_log_ratelimited("expiry-thread", FRING_LOG_WARN,
-					      "%s: no thread for interrupt deadlines: %s",
-					      dx->mount.name, strerror(ret));
+			fring_log_ratelimited(
+				"expiry-thread", FRING_LOG_WARN,
+				"%s: no thread for interrupt deadlines: %s",
+				e->name, strerror(ret));
 			goto out;
 		}
 		e->started = 1;

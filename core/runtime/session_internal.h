@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One session's state, shared by its files: session.c (create, mount,
+ * free), session_stop.c (the bounded stop), session_stats.c (the counters
+ * at the end), session_notes.c (what the config gave that the chosen
+ * transport does not use).
+ */
+#ifndef FRING_SESSION_INTERNAL_H
+#define FRING_SESSION_INTERNAL_H
+
+#include <pthread.h>
+
+#include "../mount/mount.h"
+#include "../proto/init_facts.h"
+#include "../transport/choice.h"
+#include "dispatch.h"
+
+struct fring_session {
+	char *mountpoint, *fsname, *subtype, *config_file;
+	int default_permissions, allow_other, ro, trust_plugin_permissions;
+	unsigned nr_threads;
+	struct fring_cfg_transport transport;
+	struct fring_loaded_plugin *plugin;
+
+	struct fring_dispatch dx;
+	int created;   /* plugin create() succeeded */
+	int destroyed; /* plugin destroy() ran */
+
+	struct fring_mount_handle *mh;
+	struct fring_transports ts; /* what serves (transport/choice.h) */
+	struct fring_init_result init;
+	unsigned conn_id; /* fusectl directory (fring_fusectl_id), 0 unknown */
+	int done_fd;
+
+	pthread_mutex_t lock;
+	int mounted, stopped;
+	unsigned stuck; /* threads abandoned at stop: leak, never free */
+};
+
+/* The plugin's destroy, once and only after a successful create. */
+void fring_session_plugin_destroy(struct fring_session *s);
+
+/* Wait for every transport's threads after the unmount (timeout_ms
+ * each); how many still run. Then, if any, fring_session_cancel. */
+unsigned fring_session_join(struct fring_session *s, unsigned timeout_ms);
+void fring_session_cancel(struct fring_session *s);
+/* Undo a half-done mount: unmount, join, free (session_stop.c). */
+void fring_session_rollback(struct fring_session *s);
+
+/* Free every transport and close the connection (no backing ioctls
+ * after this: the fd may be reused). */
+void fring_session_close(struct fring_session *s);
+
+/* The counters, the dispatch's and each transport's (session_stats.c). */
+void fring_session_log_stats(const struct fring_session *s);
+
+/* Served over /dev/fuse only: log the io_uring-only keys the config gave
+ * (session_notes.c). */
+void fring_session_note_unused_keys(const struct fring_session *s);
+
+#endif /* FRING_SESSION_INTERNAL_H */
