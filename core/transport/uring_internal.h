@@ -352,12 +352,17 @@ void uring_drain_mpsc(struct uring_thread *t);
 /* The thread's ring closes: finish what is still handed over to it, and
  * let later hand-overs finish themselves. */
 void uring_close_handover(struct uring_thread *t);
-void uring_ent_init_req(struct uring_ent *e);
 /* Commit e from the current thread: SQE if owner, else the MPSC. */
 void uring_hand_over(struct uring_ent *e, int action);
+extern __thread struct uring_thread *uring_self;
+
+/* uring_reply.c: the entry as a request (its fring_req_ops). */
+void uring_ent_init_req(struct uring_ent *e);
 int uring_is_ent(const struct fring_req *r);
 struct uring_ent *uring_ent_of(struct fring_req *r);
-extern __thread struct uring_thread *uring_self;
+/* The reply header in the entry: error, unique, a body of `body` bytes. */
+void uring_write_out_header(struct uring_ent *e, int32_t error,
+			    uint64_t unique, uint32_t body);
 
 /* uring_queue.c */
 void *uring_thread_main(void *arg);

@@ -1,16 +1,20 @@
 /*
  * Serving on a queue thread: request CQEs go to dispatch; replies, from
  * this thread or any other, become COMMIT_AND_FETCH SQEs on the owner's
- * ring (brief 2.6). Other threads never touch the ring: they write the
- * reply into the entry's buffers (it is theirs while in userspace) and push
+ * ring, on the qid the request came on (the kernel looks the commit_id
+ * up in that queue: fs/fuse/dev_uring.c fuse_uring_commit_fetch). Other
+ * threads never touch the ring: they write the reply into the entry's
+ * buffers (uring_reply.c; the entry is theirs while in userspace) and push
  * the entry on the owner's MPSC list, waking it through an eventfd only
  * when the list was empty. No lock on this path.
  *
  * Commit validation: the kernel's commit_id is checked (never 0) when the
  * request arrives and only that value is echoed; the state machine lets an
  * entry commit once per request. A commit the kernel rejects with anything
- * but a teardown code would strand the caller (brief 2.6: -ENOENT leaves it
- * in D state), so it aborts the connection.
+ * but a teardown code would strand the caller (fuse_uring_commit_fetch
+ * answers -ENOENT for an unknown commit_id and leaves the request
+ * unanswered: its caller sleeps uninterruptibly until an abort), so it
+ * aborts the connection.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,184 +29,6 @@
 #include "uring_internal.h"
 
 __thread struct uring_thread *uring_self;
-
-static struct uring_ent *ent_of(struct fring_req *r)
-{
-	return (struct uring_ent *)((char *)r - offsetof(struct uring_ent, req));
-}
-
-static int ent_cas(struct uring_ent *e, int from, int to)
-{
-	return atomic_compare_exchange_strong_explicit(
-		&e->state, &from, to, memory_order_acq_rel, memory_order_acquire);
-}
-
-static void write_out_header(struct uring_ent *e, int32_t error,
-			     uint64_t unique, uint32_t body)
-{
-	struct fuse_out_header oh = {
-		.len = (uint32_t)sizeof(oh) + body,
-		.error = error,
-		.unique = unique,
-	};
-
-	memcpy(e->hdr->in_out, &oh, sizeof(oh));
-	e->hdr->ring_ent_in_out.payload_sz = body;
-}
-
-/* A reply to a zero-copied request that carries bytes in memory: the
- * client's pages are reachable only through the slot, so the bytes cannot
- * be delivered (plugin.h, FRING_FOPEN_IO_URING_ZERO_COPY). An empty READ
- * (EOF) and a WRITE count of 0 carry no data and pass. */
-static int zc_refuse(struct uring_ent *e, struct fring_req *r,
-		     const struct iovec *iov, int iovcnt, size_t total)
-{
-	const struct fuse_write_out *wo;
-
-	if (iovcnt == 2 && iov[1].iov_base == uring_zc_body)
-		return 0;
-	if (r->opcode == FUSE_READ && !total)
-		return 0;
-	if (r->opcode == FUSE_WRITE) {
-		wo = iovcnt > 1 && iov[1].iov_len >= sizeof(*wo) ? iov[1].iov_base
-								  : NULL;
-		if (e->zc == 2 || (wo && !wo->size))
-			return 0; /* 2: the WRITE_FIXED's own count */
-	}
-	ctr_inc(&e->q->ctr.zc_refused);
-	fring_log_ratelimited(
-		"uring-zc-reply", FRING_LOG_WARN,
-		"%s: plugin answered a zero-copied %s (unique %llu) "
-		"with %s; only req_%s_fd can reach the client's "
-		"pages: sent EIO",
-		r->rq->name, fring_opcode_name(r->opcode),
-		(unsigned long long)r->unique,
-		r->opcode == FUSE_READ ? "bytes (reply_data)"
-				       : "a count (reply_write)",
-		r->opcode == FUSE_READ ? "read" : "write");
-	return 1;
-}
-
-/* fring_req send hook (any thread): reply into the entry's buffers. The
- * commit itself waits for the release hook, because the request layer
- * still touches the fring_req after send returns. */
-static int ent_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
-{
-	struct uring_ent *e = ent_of(r);
-	const struct fuse_out_header *oh = iov[0].iov_base;
-	int st = atomic_load_explicit(&e->state, memory_order_acquire);
-	int32_t error = oh->error;
-	size_t total = 0, pos = 0;
-
-	if (st != ENT_USER && st != ENT_IO) {
-		fring_err("uring: reply to unique %llu on an entry in state %d "
-			  "refused", (unsigned long long)oh->unique, st);
-		return -EALREADY;
-	}
-	for (int i = 1; i < iovcnt; i++)
-		total += iov[i].iov_len;
-	if (e->zc && !error && zc_refuse(e, r, iov, iovcnt, total)) {
-		write_out_header(e, -EIO, oh->unique, 0);
-		atomic_store_explicit(&e->state, ENT_REPLIED, memory_order_release);
-		return -EINVAL;
-	}
-	if (e->zc && iovcnt == 2 && iov[1].iov_base == uring_zc_body) {
-		/* The READ_FIXED put the data into the client's pages. */
-		write_out_header(e, error, oh->unique, (uint32_t)total);
-		atomic_store_explicit(&e->state, ENT_REPLIED, memory_order_release);
-		return 0;
-	}
-	if (!error && total > e->payload_cap) {
-		fring_log_ratelimited("uring-big-reply", FRING_LOG_ERROR,
-				      "uring: %zu-byte reply to %s exceeds the "
-				      "%u-byte payload buffer; sent EIO", total,
-				      fring_opcode_name(r->opcode),
-				      e->payload_cap);
-		error = -EIO;
-	}
-	if (error)
-		total = 0;
-	for (int i = 1; i < iovcnt && total; i++) {
-		const char *src = iov[i].iov_base;
-
-		/* Bodies built in place (READ_FIXED data, READDIR in the
-		 * scratch area) may overlap the payload buffer. */
-		if (src == e->payload + pos)
-			; /* already in place (READ data read straight into it) */
-		else if (src >= e->payload && src < e->payload + e->payload_cap)
-			memmove(e->payload + pos, src, iov[i].iov_len);
-		else
-			memcpy(e->payload + pos, src, iov[i].iov_len);
-		pos += iov[i].iov_len;
-	}
-	write_out_header(e, error, oh->unique, (uint32_t)total);
-	atomic_store_explicit(&e->state, ENT_REPLIED, memory_order_release);
-	return 0;
-}
-
-/* fring_req release hook (any thread): the request layer is done with the
- * fring_req, so the entry may go back to the kernel. */
-static void ent_release(struct fring_req *r)
-{
-	struct uring_ent *e = ent_of(r);
-
-	if (atomic_load_explicit(&e->state, memory_order_acquire) == ENT_IO) {
-		/* Abandoned at teardown with I/O still landing in the payload:
-		 * the I/O completion commits it. */
-		atomic_store(&e->abandoned, 1);
-		return;
-	}
-	/* The owner's zero-copy path: nobody else holds the entry. */
-	if (e->owner_claimed && !r->claim_rmw && uring_self == e->th &&
-	    atomic_load_explicit(&e->state, memory_order_relaxed) == ENT_REPLIED) {
-		atomic_store_explicit(&e->state, ENT_COMMITTING,
-				      memory_order_relaxed);
-		uring_hand_over(e, ACT_COMMIT);
-		return;
-	}
-	/* Finished without a reply: dropped (NOTIFY_REPLY...) or abandoned.
-	 * Every ring request must be committed, or the entry is lost. */
-	if (atomic_load_explicit(&e->state, memory_order_acquire) == ENT_USER &&
-	    ent_cas(e, ENT_USER, ENT_REPLIED))
-		write_out_header(e, fring_op_no_reply(r->opcode) ? 0 : -EIO,
-				 r->unique, 0);
-	if (!ent_cas(e, ENT_REPLIED, ENT_COMMITTING)) {
-		fring_err("uring: qid %u: second commit of one request "
-			  "refused (state %d)", e->qid,
-			  atomic_load(&e->state));
-		fring_req_xref_put(r);
-		return;
-	}
-	fring_req_xref_put(r); /* an off-thread replier hands back */
-	uring_hand_over(e, ACT_COMMIT);
-}
-
-/* req_read_fd / req_write_fd become READ_FIXED / WRITE_FIXED. */
-static const struct fring_req_ops ent_req_ops = {
-	.send = ent_send,
-	.release = ent_release,
-	.read_fd = fring_uring_read_fd,
-	.write_fd = fring_uring_write_fd,
-};
-
-void uring_ent_init_req(struct uring_ent *e)
-{
-	fring_req_init(&e->req, e->th->u->sv.rq, &ent_req_ops, e, -1, e->qid);
-	fring_req_set_owner(&e->req, e->th);
-	/* READDIR builds its listing straight in the payload buffer. */
-	e->req.scratch = e->payload;
-	e->req.scratch_cap = e->payload_cap;
-}
-
-int uring_is_ent(const struct fring_req *r)
-{
-	return r && r->ops == &ent_req_ops;
-}
-
-struct uring_ent *uring_ent_of(struct fring_req *r)
-{
-	return ent_of(r);
-}
 
 /* Before the owner commits (and so lets the kernel recycle the entry): a
  * caller on another thread whose claim lost (a plugin replying twice at
@@ -430,7 +256,9 @@ static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)
 	}
 	ent_gone(t, e);
 	if (e->last_cmd == FUSE_IO_URING_CMD_REGISTER) {
-		/* The kernel has fallen back to /dev/fuse (brief 2.5). The
+		/* The kernel has fallen back to /dev/fuse (a failed REGISTER
+		 * clears the connection's io_uring mode: fs/fuse/dev_uring.c
+		 * fuse_uring_cmd, core/transport/README.md). The
 		 * refusal that turned io_uring off and the EOPNOTSUPP of the
 		 * qids that register after it are limited apart, so the
 		 * cause is logged whichever thread completes first. */
@@ -464,7 +292,7 @@ static void io_done(struct uring_thread *t, struct uring_ent *e, int res)
 	if (res < 0)
 		ctr_inc(&e->q->ctr.io_errors);
 	if (atomic_load(&e->abandoned)) {
-		write_out_header(e, -EIO, r->unique, 0);
+		uring_write_out_header(e, -EIO, r->unique, 0);
 		atomic_store(&e->state, ENT_COMMITTING);
 		uring_hand_over(e, ACT_COMMIT);
 		return;
