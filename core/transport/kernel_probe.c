@@ -13,6 +13,10 @@
  * was, goes with it. Nothing is left behind, whatever happens to the
  * child, and no other process ever sees the mount. Done once per process,
  * and only for a configuration whose answer depends on it.
+ *
+ * Here too the other facts of this machine (fring_kernel_facts_get); what
+ * they mean is kernel_pinned.c (the memory) and kernel_refuse.c (what
+ * cannot be served, and the check of one mount).
  */
 #define _GNU_SOURCE
 #include "kernel_probe.h"
@@ -42,7 +46,6 @@
 #include "uring_internal.h"
 
 #define PROBE_TIMEOUT_MS 3000
-#define GIB (1ull << 30)
 
 /* ---- the probe's child: system calls only (we may have threads) ---- */
 
@@ -242,165 +245,7 @@ const struct fring_kernel_offer *fring_kernel_offer(void)
 	return &offer;
 }
 
-/* ---- the decisions ---- */
-
-static int offered(const struct fring_kernel_facts *k)
-{
-	return k->offer && k->offer->known;
-}
-
-/* The largest payload fring negotiates (max_write 1 MiB), as the rings
- * size their buffers. */
-static uint32_t payload_size(void)
-{
-	uint32_t p = fring_uring_max_payload(FRING_DEFAULT_MAX_WRITE,
-					     FRING_DEFAULT_MAX_WRITE / 4096);
-
-	return (p + 4095u) & ~4095u;
-}
-
-/* Will io_uring serve it (mode auto falls back to /dev/fuse without)? */
-static int uring_used(const struct fring_cfg_transport *t,
-		      const struct fring_kernel_facts *k)
-{
-	char why[160];
-
-	if (t->mode == FRING_MODE_DEVFUSE)
-		return 0;
-	if (offered(k))
-		return !fring_uring_unavailable(k->offer->capable, k->offer->minor,
-						why, sizeof(why));
-	return k->uring_enabled;
-}
-
-static int pools_offered(const struct fring_kernel_facts *k)
-{
-	return offered(k) ? !!(k->offer->capable & FUSE_HAS_IO_URING_BUFPOOL)
-			  : k->pools_likely;
-}
-
-/* Buffers per queue's pool, as uring_pool_plan counts them; 0 = none. */
-static uint64_t pool_bufs(const struct fring_cfg_transport *t,
-			  const struct fring_kernel_facts *k, uint32_t payload)
-{
-	uint32_t depth = t->queue_depth ? t->queue_depth : FRING_URING_DEFAULT_DEPTH;
-	uint64_t n;
-
-	if (t->bufpool == FRING_OFF || !pools_offered(k))
-		return 0;
-	n = t->bufpool_size ? t->bufpool_size / payload : (depth < 8 ? depth : 8);
-	if (n > depth)
-		n = depth;
-	return n ? n : 1;
-}
-
-uint64_t fring_kernel_pinned(const struct fring_cfg_transport *t,
-			     const struct fring_kernel_facts *k, char *what,
-			     size_t len)
-{
-	uint32_t depth = t->queue_depth ? t->queue_depth : FRING_URING_DEFAULT_DEPTH;
-	uint32_t payload = payload_size();
-	uint64_t bufs, pinned, total;
-
-	if (len)
-		what[0] = '\0';
-	if (!uring_used(t, k) || !k->qids)
-		return 0;
-	bufs = pool_bufs(t, k, payload);
-	uring_budget_need(k->qids, depth, payload, (uint32_t)bufs, &pinned, &total);
-	if (bufs)
-		snprintf(what, len, "%u queues x a pool of %llu x %u KiB", k->qids,
-			 (unsigned long long)bufs, payload >> 10);
-	else
-		snprintf(what, len, "%u queues x %u entries x %u KiB", k->qids,
-			 depth, (payload + FRING_URING_HEADER_SZ) >> 10);
-	return pinned;
-}
-
-uint64_t fring_kernel_pinned_threshold(uint64_t mem_total)
-{
-	return mem_total && mem_total / 4 < GIB ? mem_total / 4 : GIB;
-}
-
-/* The place of the first of these values the file gave. */
-static void place(struct fring_cfg_at *at, const struct fring_cfg_at *a,
-		  const struct fring_cfg_at *b, const struct fring_cfg_at *c)
-{
-	*at = a && a->line ? *a : b && b->line ? *b : c ? *c : *at;
-}
-
-/* The busiest queue thread's fixed-buffer table and SQ (uring_table_fit),
- * as fring_uring_setup checks them before any thread starts. */
-static int table_refuses(const struct fring_cfg_transport *t,
-			 const struct fring_kernel_facts *k, char *why,
-			 size_t len, struct fring_cfg_at *at)
-{
-	uint32_t depth = t->queue_depth ? t->queue_depth : FRING_URING_DEFAULT_DEPTH;
-	uint32_t payload = payload_size();
-	int pool = pool_bufs(t, k, payload) != 0;
-	int zc = pool && t->zero_copy != FRING_OFF && k->cap_sys_admin;
-	char reason[256];
-
-	if (!k->busiest || !uring_used(t, k) ||
-	    !uring_table_fit(k->busiest, depth, payload, pool, t->zero_copy, &zc,
-			     reason, sizeof(reason)))
-		return 0;
-	if (zc && t->zero_copy == FRING_ON)
-		snprintf(why, len, "transport.zero_copy on: %s", reason);
-	else
-		snprintf(why, len, "transport uring: io_uring unavailable: ring "
-			 "setup failed: %s", reason);
-	place(at, &t->at_queue_depth,
-	      t->zero_copy == FRING_ON ? &t->at_zero_copy : NULL, &t->at_section);
-	return -E2BIG;
-}
-
-int fring_kernel_refuses(const struct fring_cfg_transport *t,
-			 const struct fring_kernel_facts *k, char *why,
-			 size_t len, struct fring_cfg_at *at)
-{
-	int must = t->mode == FRING_MODE_URING || t->bufpool == FRING_ON ||
-		   t->zero_copy == FRING_ON;
-	char reason[160];
-	const char *no;
-
-	at->line = at->column = 0;
-	/* devfuse with bufpool or zero_copy on is a config error already. */
-	if (!must || t->mode == FRING_MODE_DEVFUSE)
-		return 0;
-	if (!offered(k))
-		return table_refuses(t, k, why, len, at);
-	/* The order and words of the INIT hook and fring_uring_setup. */
-	no = fring_uring_unavailable(k->offer->capable, k->offer->minor, reason,
-				     sizeof(reason));
-	if (no) {
-		snprintf(why, len, "transport uring: io_uring unavailable: %s", no);
-		place(at, t->mode == FRING_MODE_URING ? &t->at_mode : NULL,
-		      t->bufpool == FRING_ON ? &t->at_bufpool : NULL,
-		      t->zero_copy == FRING_ON ? &t->at_zero_copy : &t->at_section);
-		if (!at->line)
-			*at = t->at_section;
-		return -EOPNOTSUPP;
-	}
-	if (t->bufpool == FRING_ON && !pools_offered(k)) {
-		snprintf(why, len, "transport.bufpool on: the kernel has no io_uring "
-			 "buffer pools (they need FUSE 7.46, Linux 7.3)");
-		place(at, &t->at_bufpool, &t->at_section, NULL);
-		return -EOPNOTSUPP;
-	}
-	if (t->zero_copy == FRING_ON) {
-		no = !pools_offered(k) ? "the kernel has no io_uring zero-copy "
-					 "(FUSE 7.46, Linux 7.3)"
-		     : !k->cap_sys_admin ? "CAP_SYS_ADMIN is not in the effective set"
-					 : NULL;
-		if (no) {
-			snprintf(why, len, "transport.zero_copy on: %s", no);
-			place(at, &t->at_zero_copy, &t->at_section, NULL);
-			return -EOPNOTSUPP;
-		}
-	}
-	return table_refuses(t, k, why, len, at);
-}
+/* ---- the facts of this machine ---- */
 
 static uint64_t mem_total(void)
 {
@@ -454,7 +299,7 @@ void fring_kernel_facts_get(const struct fring_cfg_transport *t,
 		k->pools_likely = linux_7_3();
 	}
 	/* The layout on this machine (reduced queues: a thread each). */
-	if (offered(k)) {
+	if (k->offer && k->offer->known) {
 		char why[160];
 
 		reduced = fring_uring_reduced_queues(t->reduced_queues,
@@ -463,78 +308,4 @@ void fring_kernel_facts_get(const struct fring_cfg_transport *t,
 						     sizeof(why));
 	}
 	k->busiest = uring_layout_busiest(t->queues, t->cpus, reduced);
-}
-
-static void human(uint64_t b, char *buf, size_t len)
-{
-	if (b >= GIB)
-		snprintf(buf, len, "%.1f GiB", (double)b / GIB);
-	else
-		snprintf(buf, len, "%.1f MiB", (double)b / (1u << 20));
-}
-
-static char *placed(const char *file, const struct fring_cfg_at *at,
-		    const char *mountpoint, const char *msg)
-{
-	if (file && at->line)
-		return fring_strf("%s:%u:%u: %s: %s", file, at->line, at->column,
-				  mountpoint, msg);
-	return fring_strf("%s: %s", mountpoint, msg);
-}
-
-int fring_kernel_check(const struct fring_cfg_transport *t,
-		       const char *mountpoint, const char *file, char **err)
-{
-	struct fring_kernel_facts k;
-	struct fring_cfg_at at = { 0, 0 };
-	char why[400], what[96], need[32], limit[32];
-	uint64_t pinned, over;
-	int rc;
-
-	*err = NULL;
-	fring_kernel_facts_get(t, &k);
-	rc = fring_kernel_refuses(t, &k, why, sizeof(why), &at);
-	pinned = fring_kernel_pinned(t, &k, what, sizeof(what));
-	if (!rc && pinned && offered(&k) &&
-	    (t->mode == FRING_MODE_URING || t->bufpool == FRING_ON ||
-	     t->zero_copy == FRING_ON)) {
-		/* What must be served must fit (RLIMIT_MEMLOCK, memory), as
-		 * the mount would check it, but before any mount is made. */
-		uint32_t payload = payload_size();
-		char budget[320];
-
-		if (uring_budget_check(k.qids, t->queue_depth ? t->queue_depth
-							      : FRING_URING_DEFAULT_DEPTH,
-				       payload, (uint32_t)pool_bufs(t, &k, payload),
-				       budget, sizeof(budget))) {
-			snprintf(why, sizeof(why), "transport uring: io_uring "
-				 "unavailable: %s", budget);
-			place(&at, pool_bufs(t, &k, payload) ? &t->at_bufpool_size
-							     : &t->at_queue_depth,
-			      &t->at_queue_depth, &t->at_section);
-			rc = -ENOMEM;
-		}
-	}
-	if (rc) {
-		*err = placed(file, &at, mountpoint, why);
-		return *err ? rc : -ENOMEM;
-	}
-	over = fring_kernel_pinned_threshold(k.mem_total);
-	if (pinned > over) {
-		char *line;
-
-		human(pinned, need, sizeof(need));
-		human(over, limit, sizeof(limit));
-		place(&at, &t->at_queue_depth, &t->at_bufpool_size, &t->at_section);
-		snprintf(why, sizeof(why), "the ring buffers will pin %s of memory "
-			 "(%s) while it is mounted, more than %s (1 GiB, or a "
-			 "quarter of the RAM if less): lower %s", need, what, limit,
-			 pool_bufs(t, &k, payload_size())
-				 ? "transport.bufpool.size"
-				 : "transport.queue_depth (or use a bufpool on Linux 7.3)");
-		line = placed(file, &at, mountpoint, why);
-		fring_warn("%s", line ? line : why);
-		free(line);
-	}
-	return 0;
 }

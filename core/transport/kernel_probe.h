@@ -2,7 +2,9 @@
  * What this kernel can serve, known before anything is mounted, so that
  * `fring check` reports what `run` would refuse, and `run` refuses it
  * before its first mount (fring_session_new calls fring_kernel_check for
- * every mount; kernel_probe.c).
+ * every mount): the probe and the facts in kernel_probe.c, the memory
+ * estimate in kernel_pinned.c, the refusals and the check in
+ * kernel_refuse.c.
  */
 #ifndef FRING_KERNEL_PROBE_H
 #define FRING_KERNEL_PROBE_H
