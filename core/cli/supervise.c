@@ -1,7 +1,8 @@
 /*
  * `fring run` / `fring mount` supervise their serving process. A server
  * that dies while it owns a request does not get its connection aborted by
- * the kernel (brief 2.11: callers then hang, even against SIGKILL), so the
+ * the kernel (observed on Linux 6.18: its callers then hang, even against
+ * SIGKILL, until a fusectl abort; core/transport/README.md), so the
  * serving work runs in a child and this parent, which holds no /dev/fuse
  * fd, aborts the child's connections through fusectl if it dies by a
  * signal: clients get ENOTCONN at once and the mount stays detectably dead.

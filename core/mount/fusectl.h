@@ -1,7 +1,8 @@
 /*
  * The fusectl control filesystem (/sys/fs/fuse/connections): how fring
  * aborts a FUSE connection it owns, so callers get ENOTCONN instead of
- * hanging (brief 1.7). Only ever used on connections fring itself made.
+ * hanging (fs/fuse/control.c fuse_conn_abort_write). Only ever used on
+ * connections fring itself made.
  */
 #ifndef FRING_FUSECTL_H
 #define FRING_FUSECTL_H

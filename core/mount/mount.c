@@ -97,7 +97,8 @@ int fring_mount_open(const char *mountpoint, const struct fring_mount_opts *o,
 	}
 	mh->mounted = 1;
 	*fd = fuse_session_fd(mh->se);
-	/* Children must never hold the connection (protocol brief 1.1). */
+	/* Children must never hold the connection: the kernel aborts it only
+	 * when its last fd closes (fs/fuse/dev.c fuse_dev_release). */
 	fcntl(*fd, F_SETFD, FD_CLOEXEC);
 	*h = mh;
 	fuse_opt_free_args(&args);

@@ -119,12 +119,13 @@ enum fuse_opcode {
 #define FUSE_REQUEST_TIMEOUT (1ull << 42)   /* 7.43, VERIFIED on 6.18 */
 /* 7.46 (Linux 7.3): the kernel takes ADD_QUEUE / ADD_BUFPOOL. An offer
  * only: the server does not echo it; it just adds pools before REGISTER.
- * (Seed 003 used this bit for REDUCED_Q; on 7.3 and to fring it is always
- * buffer pools.) */
+ * (The reduced-queues series used this bit for REDUCED_Q; on 7.3 and to
+ * fring it is always buffer pools.) */
 #define FUSE_HAS_IO_URING_BUFPOOL (1ull << 43)
-/* PROVISIONAL, in no kernel: seed 003 ("Allow to reduce the number of
- * queues", v5 on 7.2) lets the server register 1..nr_cpus queues and has
- * the kernel map every CPU to one of them. The seed numbers it bit 43 at
+/* PROVISIONAL, in no kernel: the reduced-queues patch series
+ * (core/transport/README.md, "Reduced queues") lets the server register
+ * 1..nr_cpus queues and has the kernel map every CPU to one of them. The
+ * series numbers it bit 43 at
  * minor 46, which Linux 7.3 gave to buffer pools, so fring reads it from
  * the next free bit and only when offered; without it every CPU's queue is
  * registered (fewer hang all I/O on 7.3). An offer only, not echoed. */

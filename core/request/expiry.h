@@ -1,7 +1,7 @@
 /*
  * The reply deadline of interrupted requests. A caller whose request
- * reached the server waits for the answer even against SIGKILL (brief
- * 1.5); when the plugin ignores an INTERRUPT, the runtime answers EINTR
+ * reached the server waits for the answer even against SIGKILL (fs/fuse/
+ * dev.c request_wait_answer: a sent request is no longer removed); when the plugin ignores an INTERRUPT, the runtime answers EINTR
  * for it once FRING_INTERRUPT_DEADLINE_MS have passed, keeps the request's
  * memory for the plugin, and drops the plugin's late reply. Only where a
  * reply does not hand the request's memory back to the kernel (/dev/fuse:

@@ -225,7 +225,8 @@ int fring_req_claim(fring_req *h)
 }
 
 /*
- * The owner's fast path (seed 004), and why it is exactly-once.
+ * The owner's fast path (core/transport/README.md, "The owner's claim
+ * without an atomic read-modify-write"), and why it is exactly-once.
  *
  * States: a request leaves PENDING once per generation (fring_req_init
  * starts a new one; the handle carries its low 16 bits). Claimants: the

@@ -1,4 +1,5 @@
-/* FUSE_INIT negotiation; see init.h and the protocol brief 1.3. */
+/* FUSE_INIT negotiation; see init.h (the kernel's side: fs/fuse/inode.c
+ * fuse_send_init, process_init_reply). */
 #define _GNU_SOURCE
 #include "init.h"
 

@@ -1,5 +1,6 @@
 /*
- * FUSE_INIT negotiation (protocol brief 1.3): read the kernel's INIT from
+ * FUSE_INIT negotiation (fs/fuse/inode.c fuse_send_init and
+ * process_init_reply are the kernel's side): read the kernel's INIT from
  * the session fd before any worker runs, agree on version and flags with
  * the kernel and the plugin, answer it, and record what the decoder and the
  * transports need.
@@ -17,7 +18,10 @@
 /* What the transport tells the plugin (fring_conn.transport/nr_queues),
  * and an optional hook run between building the reply and writing it: the
  * io_uring transport sets its rings up there and adds FUSE_OVER_IO_URING to
- * out->flags2 (brief 2.5: everything ready before the reply). A negative
+ * out->flags2 (everything must be ready before the reply: the kernel
+ * accepts ring commands only after it, and on 6.18 a connection that
+ * offered io_uring waits for every qid; core/transport/README.md, "Linux
+ * 6.18 (FUSE 7.45): the baseline"). A negative
  * return fails INIT with that error and *err. */
 struct fring_init_params {
 	uint32_t transport;

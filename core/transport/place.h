@@ -203,7 +203,8 @@ const char *fring_place_kind_name(int kind); /* "local", "beside" */
 
 /*
  * NUMA spread (place_numa.c): which CPUs get a queue (with the kernel's
- * reduced queues, seed 003) or a queue thread (N threads for every qid),
+ * reduced queues: core/transport/README.md) or a queue thread (N threads
+ * for every qid),
  * so that each node has its share and queue memory stays on its node.
  */
 struct fring_topo {

@@ -1,6 +1,7 @@
 /*
  * How many queues to register where the kernel offers reduced queues
- * (FUSE_URING_REDUCED_Q, seed 003; in no released kernel, so checked
+ * (FUSE_URING_REDUCED_Q, core/transport/README.md "Reduced queues"; in no
+ * released kernel, so checked
  * against tests/kmodel's model of its queue map).
  *
  * With reduced queues a CPU without a registered qid has its requests put

@@ -1,12 +1,15 @@
 /*
- * FUSE-over-io_uring transport for Linux 6.18 (protocol brief section 2).
+ * FUSE-over-io_uring transport for Linux 6.18 and 7.3 (the rules it
+ * follows: core/transport/README.md).
  *
  * One ring per queue thread, each thread started on the CPUs of the qids it
  * serves (moved by load with placement auto: place.h); ring entries carved from one NUMA-local region per qid and
  * registered as io_uring fixed buffers, so backing I/O can land straight in
  * an entry's payload buffer (READ_FIXED/WRITE_FIXED).
  *
- * Session use, in this order (the 6.18 hazards of brief 2.5 dictate it):
+ * Session use, in this order (the kernel refuses ring commands before the
+ * INIT reply, and on 6.18 hangs every request until each qid has an
+ * entry: fs/fuse/dev_uring.c fuse_uring_cmd, is_ring_ready):
  *   1. read INIT; fring_uring_unavailable() says whether the kernel offers
  *      io_uring at all (and why not);
  *   2. fring_uring_setup(): every thread, ring, buffer and REGISTER SQE is
@@ -33,7 +36,8 @@ struct fring_uring;
 /* Default ring entries per qid (transport.queue_depth 0). Swept 1..32 on
  * the 2-CPU 6.18 box (memfs-like null server, fio 4k psync/aio-qd16 and
  * 1M aio): no depth beat 8 consistently, and each entry costs one
- * max_payload buffer per possible CPU (brief 2.8). libfuse uses 8 too. */
+ * max_payload buffer per possible CPU (every CPU's qid is registered:
+ * core/transport/README.md). libfuse uses 8 too. */
 #define FRING_URING_DEFAULT_DEPTH 8
 /* Header buffer: 288 bytes used, a page so payloads stay page aligned. */
 #define FRING_URING_HEADER_SZ 4096u
@@ -74,7 +78,8 @@ const char *fring_uring_unavailable(uint64_t kernel_flags, uint32_t kernel_minor
 				    char *buf, size_t len);
 
 /* Whether fring registers reduced queues (FUSE_URING_REDUCED_Q, the
- * provisional bit 44 of seed 003, in no released kernel): mode is
+ * provisional bit 44 of core/transport/README.md "Reduced queues", in no
+ * released kernel): mode is
  * transport.reduced_queues (FRING_AUTO/ON/OFF), capable and minor what
  * INIT offers. off never; on whenever the bit is offered; auto only with
  * the bit at a protocol minor fring knows to carry it (none yet: auto is

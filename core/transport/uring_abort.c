@@ -1,6 +1,7 @@
 /*
  * Abort our FUSE connection when the ring protocol went wrong. A rejected
- * commit strands its caller in uninterruptible sleep (brief 2.6); only an
+ * commit strands its caller in uninterruptible sleep (fs/fuse/dev_uring.c
+ * fuse_uring_commit_fetch: -ENOENT leaves the request unanswered); only an
  * abort frees it. The connection id was read from OUR mountpoint right
  * after mount(2) (fring_fusectl_id), so other FUSE mounts on the machine
  * are never touched, and nothing here stats the (stuck) mountpoint.

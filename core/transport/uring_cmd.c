@@ -1,6 +1,7 @@
 /*
  * SQE preparation, owner thread only. liburing 2.3 has no uring_cmd helper,
- * so the 128-byte SQE is filled by hand (brief 2.3): opcode 46, the session
+ * so the 128-byte SQE is filled by hand (the kernel reads it in
+ * fs/fuse/dev_uring.c fuse_uring_cmd): opcode 46, the session
  * fd as fixed file 0, cmd_op, and struct fuse_uring_cmd_req in the 80-byte
  * command area at offset 48. Every SQE is zeroed whole first: liburing does
  * not clear reused slots, and the 7.3 layout reads bytes past qid.

@@ -29,7 +29,8 @@ int fring_uring_enabled(void)
 }
 
 /* The protocol minors known to carry FUSE_URING_REDUCED_Q in bit 44:
- * none yet (seed 003 is in no released kernel; 7.46 is Linux 7.3, where
+ * none yet (the reduced-queues series is in no released kernel; 7.46 is
+ * Linux 7.3, where
  * bit 44 means nothing). A kernel that ships the series at a known minor
  * goes here, and `auto` then trusts the bit there. 0 ends the list. */
 static const uint32_t reduced_q_minors[] = { 0 };

@@ -6,7 +6,9 @@
  * waits. Only after the session sent the INIT reply does it submit (the
  * kernel answers -EAGAIN before that) and start serving. It lives as long
  * as the connection: the kernel delivers requests as task work in the
- * thread that submitted the entry (brief 2.11 observation 1).
+ * thread that submitted the entry (fs/fuse/dev_uring.c
+ * fuse_uring_send_in_task: once that task is gone the requests of its
+ * entries end with ECANCELED).
  */
 #define _GNU_SOURCE
 #include <errno.h>

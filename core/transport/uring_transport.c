@@ -1,6 +1,7 @@
 /*
  * The transport object: qids, threads, and the set-up hand-shake that makes
- * the INIT reply safe (brief 2.5). Every qid of every possible CPU gets its
+ * the INIT reply safe (core/transport/README.md, "Linux 6.18 (FUSE 7.45):
+ * the baseline"). Every qid of every possible CPU gets its
  * entries, and every thread must report a working ring before the caller
  * may offer FUSE_OVER_IO_URING; anything less would leave the mount hanging
  * on 6.18 instead of falling back.

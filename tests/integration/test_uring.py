@@ -150,7 +150,8 @@ def test_uring_mode_serves_every_queue(spawn, tmpdirs, debug_log):
     assert stats["commits"] == stats["requests"], log
     assert stats["threads"] == len(possible_cpus())
     assert sorted(stats["per_qid"]) == list(range(len(possible_cpus())))
-    # A caller on CPU n is served through qid n (brief 2.7).
+    # A caller on CPU n is served through qid n (fs/fuse/dev_uring.c
+    # fuse_uring_task_to_queue).
     for cpu in online_cpus():
         assert stats["per_qid"][cpu] > 0, log
     assert "FUSE_INIT failed" not in log

@@ -1,6 +1,7 @@
 /*
  * A userspace model of how the kernel would pick a FUSE-over-io_uring queue
- * for a request under seed 003 (Bernd Schubert's "Allow to reduce the
+ * for a request under the reduced-queues series (Bernd Schubert's "Allow
+ * to reduce the
  * number of queues and request distribution", v5; in no released kernel).
  * It is written from the series' description, not from its code, so that
  * fring's queue placement (core/transport/place_numa.c) can be checked

@@ -1,6 +1,7 @@
 /*
  * fring's queue placement (fring_place_pick_cpus) under the kernel's
- * reduced-queue selection rules of seed 003, as modelled in kmodel.c.
+ * reduced-queue selection rules (core/transport/README.md "Reduced
+ * queues"), as modelled in kmodel.c.
  *
  * First the model's own rules on an 8-CPU, 2-node machine (CPUs 0-3 node
  * 0, 4-7 node 1), then the placement on a simulated 64-CPU, 4-node machine

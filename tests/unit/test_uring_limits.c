@@ -141,7 +141,8 @@ Test(uring_limits, reduced_queues_decision_table)
 		{ FRING_AUTO, BASE | BIT44, 0, 0,
 		  "INIT bit 44 is offered, but FUSE 7.0 is not known to mean "
 		  "reduced queues by it; transport.reduced_queues on trusts it" },
-		/* on: a patched kernel with seed 003, whatever its minor. */
+		/* on: a kernel patched with the reduced-queues series, whatever
+		 * its minor. */
 		{ FRING_ON, BASE | BIT44, 46, 1,
 		  "transport.reduced_queues on trusts INIT bit 44" },
 		{ FRING_ON, BASE | FUSE_HAS_IO_URING_BUFPOOL | BIT44, 47, 1,
