@@ -54,7 +54,7 @@ FRING_API int32_t fring_runtime_add_yaml(fring_runtime *rt, const char *path,
 					 char **err)
 {
 	struct fring_config *cfg = NULL, **cfgs;
-	struct rt_mount *new;
+	struct embed_mount *new;
 	char *msg = NULL;
 	int rc;
 
@@ -92,7 +92,7 @@ FRING_API int32_t fring_runtime_add_mount(fring_runtime *rt,
 					  char **err)
 {
 	struct fring_cfg_mount *cm = NULL;
-	struct rt_mount m;
+	struct embed_mount m;
 	char *msg = NULL;
 	int rc;
 

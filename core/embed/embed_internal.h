@@ -14,7 +14,7 @@
 
 #define FRING_API __attribute__((visibility("default")))
 
-struct rt_mount {
+struct embed_mount {
 	struct fring_session *s;
 	struct fring_loaded_plugin *plugin; /* ours; outlives the session */
 	char *mountpoint;        /* absolute when it could be resolved */
@@ -26,7 +26,7 @@ struct rt_mount {
 };
 
 struct fring_runtime {
-	struct rt_mount *m;
+	struct embed_mount *m;
 	size_t n;
 	struct fring_config **cfgs; /* kept alive: sessions point into them */
 	size_t nr_cfgs;
@@ -51,9 +51,10 @@ void embed_spec_free(struct fring_cfg_mount *cm);
 /* mounts.c: entries of one file (NULL for a spec) loaded and checked,
  * then appended to rt (or all released). */
 int embed_open_mounts(const struct fring_cfg_mount *cm, size_t n,
-		      const char *file, struct rt_mount *out, char **err);
-int embed_commit(fring_runtime *rt, struct rt_mount *new, size_t nr, char **err);
-void embed_mount_release(struct rt_mount *m);
+		      const char *file, struct embed_mount *out, char **err);
+int embed_commit(fring_runtime *rt, struct embed_mount *new, size_t nr,
+		 char **err);
+void embed_mount_release(struct embed_mount *m);
 
 /* run.c: check, mount and serve every entry until stop or unmount. */
 int embed_run(fring_runtime *rt, char **err);

@@ -14,7 +14,7 @@
 #include "../runtime/session.h"
 #include "embed_internal.h"
 
-void embed_mount_release(struct rt_mount *m)
+void embed_mount_release(struct embed_mount *m)
 {
 	if (m->s) {
 		fring_session_stop(m->s);
@@ -33,7 +33,7 @@ void embed_mount_release(struct rt_mount *m)
 
 /* Load the plugin, resolve and check the mountpoint (nothing created). */
 static int prepare_mount(const struct fring_cfg_mount *cm, const char *file,
-			 struct rt_mount *out, char **err)
+			 struct embed_mount *out, char **err)
 {
 	struct fring_loaded_plugin *lp = NULL;
 	char *msg = NULL, *at, *real;
@@ -64,7 +64,7 @@ static int prepare_mount(const struct fring_cfg_mount *cm, const char *file,
 	/* A missing, non-directory, dead or still-served mountpoint is
 	 * reported now, where the file names it, so `check` catches it and
 	 * `run` mounts nothing. */
-	rc = fring_mount_check_stale(cm->mountpoint, &msg);
+	rc = fring_kmount_check_stale(cm->mountpoint, &msg);
 	if (rc < 0) {
 		embed_set_err(err, fring_strf("%s%s", out->mp_where, msg ? msg : ""));
 		free(msg);
@@ -78,7 +78,7 @@ static int prepare_mount(const struct fring_cfg_mount *cm, const char *file,
 /* Create the plugin instance and hand it its options (nothing mounted).
  * What the plugin logs as errors meanwhile goes into the one-line error. */
 static int create_session(const struct fring_cfg_mount *cm, const char *file,
-			  struct rt_mount *out, char **err)
+			  struct embed_mount *out, char **err)
 {
 	struct fring_session_params p = { 0 };
 	struct fring_log_capture cap;
@@ -125,7 +125,7 @@ static int create_session(const struct fring_cfg_mount *cm, const char *file,
  * instance exists, then every instance created: the cheap errors come
  * first, and the loader's probes fork before plugins start threads. */
 int embed_open_mounts(const struct fring_cfg_mount *cm, size_t n,
-		      const char *file, struct rt_mount *out, char **err)
+		      const char *file, struct embed_mount *out, char **err)
 {
 	size_t i, j;
 	int rc = 0;
@@ -142,12 +142,13 @@ int embed_open_mounts(const struct fring_cfg_mount *cm, size_t n,
 	return rc;
 }
 
-static int dup_mountpoint(const fring_runtime *rt, const struct rt_mount *new,
-			  size_t nr_new, char **err)
+static int dup_mountpoint(const fring_runtime *rt,
+			  const struct embed_mount *new, size_t nr_new,
+			  char **err)
 {
 	for (size_t i = 0; i < nr_new; i++) {
 		for (size_t j = 0; j < rt->n + i; j++) {
-			const struct rt_mount *o = j < rt->n ? &rt->m[j] : &new[j - rt->n];
+			const struct embed_mount *o = j < rt->n ? &rt->m[j] : &new[j - rt->n];
 
 			if (!strcmp(o->mountpoint, new[i].mountpoint)) {
 				embed_set_err(err, fring_strf("%s%s: mountpoint used twice",
@@ -161,9 +162,10 @@ static int dup_mountpoint(const fring_runtime *rt, const struct rt_mount *new,
 }
 
 /* Append prepared entries, or release them all on error. */
-int embed_commit(fring_runtime *rt, struct rt_mount *new, size_t nr, char **err)
+int embed_commit(fring_runtime *rt, struct embed_mount *new, size_t nr,
+		 char **err)
 {
-	struct rt_mount *m;
+	struct embed_mount *m;
 	int rc = dup_mountpoint(rt, new, nr, err);
 
 	if (!rc) {

@@ -39,7 +39,7 @@ static int check_mountpoints(fring_runtime *rt, char **err)
 
 		if (rt->m[i].mounted)
 			continue;
-		rc = fring_mount_check_stale(rt->m[i].mountpoint, &msg);
+		rc = fring_kmount_check_stale(rt->m[i].mountpoint, &msg);
 		if (rc < 0) {
 			embed_set_err(err, fring_strf("%s%s", rt->m[i].mp_where,
 						      msg ? msg : ""));
@@ -53,7 +53,7 @@ static int check_mountpoints(fring_runtime *rt, char **err)
 static int mount_all(fring_runtime *rt, char **err)
 {
 	for (size_t i = 0; i < rt->n; i++) {
-		struct rt_mount *m = &rt->m[i];
+		struct embed_mount *m = &rt->m[i];
 		char *msg = NULL;
 		int rc;
 
@@ -83,7 +83,7 @@ static int reap(fring_runtime *rt, const struct pollfd *pfd, const size_t *idx,
 		nfds_t n, int rc, char **err)
 {
 	for (nfds_t k = 1; k < n; k++) {
-		struct rt_mount *m = &rt->m[idx[k]];
+		struct embed_mount *m = &rt->m[idx[k]];
 
 		if (!pfd[k].revents)
 			continue;

@@ -12,7 +12,7 @@
 
 #include "../base/log.h"
 
-struct fring_mount_handle {
+struct fring_kmount {
 	struct fuse_session *se;
 	int mounted;
 	pthread_mutex_t lock;
@@ -37,7 +37,7 @@ static int add_opt(char **opts, const char *key, const char *val)
 	return ret;
 }
 
-static char *build_opts(const struct fring_mount_opts *o)
+static char *build_opts(const struct fring_kmount_opts *o)
 {
 	char *opts = NULL;
 	int bad = 0;
@@ -59,11 +59,11 @@ static char *build_opts(const struct fring_mount_opts *o)
 	return opts ? opts : strdup("");
 }
 
-int fring_mount_open(const char *mountpoint, const struct fring_mount_opts *o,
-		     int *fd, struct fring_mount_handle **h, char **err)
+int fring_kmount_open(const char *mountpoint, const struct fring_kmount_opts *o,
+		      int *fd, struct fring_kmount **h, char **err)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct fring_mount_handle *mh;
+	struct fring_kmount *km;
 	char *opts = build_opts(o);
 	int ret = -ENOMEM, e;
 
@@ -74,40 +74,40 @@ int fring_mount_open(const char *mountpoint, const struct fring_mount_opts *o,
 	if (fuse_opt_add_arg(&args, "fring") || (*opts &&
 	    (fuse_opt_add_arg(&args, "-o") || fuse_opt_add_arg(&args, opts))))
 		goto fail_msg;
-	mh = calloc(1, sizeof(*mh));
-	if (!mh)
+	km = calloc(1, sizeof(*km));
+	if (!km)
 		goto fail_msg;
-	pthread_mutex_init(&mh->lock, NULL);
+	pthread_mutex_init(&km->lock, NULL);
 
-	mh->se = fuse_session_new(&args, &empty_ops, sizeof(empty_ops), NULL);
-	if (!mh->se) {
+	km->se = fuse_session_new(&args, &empty_ops, sizeof(empty_ops), NULL);
+	if (!km->se) {
 		*err = fring_strf("%s: invalid mount options '%s' (see messages "
 				  "above)", mountpoint, opts);
 		ret = -EINVAL;
 		goto fail_free;
 	}
 	errno = 0;
-	if (fuse_session_mount(mh->se, mountpoint) != 0) {
+	if (fuse_session_mount(km->se, mountpoint) != 0) {
 		e = errno ? errno : EIO;
 		*err = fring_strf("%s: mount failed: %s (see messages above)",
 				  mountpoint, strerror(e));
 		ret = -e;
-		fuse_session_destroy(mh->se);
+		fuse_session_destroy(km->se);
 		goto fail_free;
 	}
-	mh->mounted = 1;
-	*fd = fuse_session_fd(mh->se);
+	km->mounted = 1;
+	*fd = fuse_session_fd(km->se);
 	/* Children must never hold the connection: the kernel aborts it only
 	 * when its last fd closes (fs/fuse/dev.c fuse_dev_release). */
 	fcntl(*fd, F_SETFD, FD_CLOEXEC);
-	*h = mh;
+	*h = km;
 	fuse_opt_free_args(&args);
 	free(opts);
 	return 0;
 
 fail_free:
-	pthread_mutex_destroy(&mh->lock);
-	free(mh);
+	pthread_mutex_destroy(&km->lock);
+	free(km);
 	fuse_opt_free_args(&args);
 	free(opts);
 	return ret;
@@ -118,7 +118,7 @@ fail_msg:
 	return ret;
 }
 
-void fring_mount_unmount(struct fring_mount_handle *h)
+void fring_kmount_unmount(struct fring_kmount *h)
 {
 	if (!h)
 		return;
@@ -133,7 +133,7 @@ void fring_mount_unmount(struct fring_mount_handle *h)
 	pthread_mutex_unlock(&h->lock);
 }
 
-void fring_mount_disown(struct fring_mount_handle *h)
+void fring_kmount_disown(struct fring_kmount *h)
 {
 	if (!h)
 		return;
@@ -142,11 +142,11 @@ void fring_mount_disown(struct fring_mount_handle *h)
 	pthread_mutex_unlock(&h->lock);
 }
 
-void fring_mount_close(struct fring_mount_handle *h)
+void fring_kmount_close(struct fring_kmount *h)
 {
 	if (!h)
 		return;
-	fring_mount_unmount(h);
+	fring_kmount_unmount(h);
 	/* The fd is already closed (-1 in the session), so destroy only
 	 * frees; our ops table has no destroy callback to run. */
 	fuse_session_destroy(h->se);

@@ -1,15 +1,17 @@
 /*
- * Mount and unmount through libfuse3 (mount(2) as root, fusermount3
- * otherwise). Only the plumbing: the protocol on the returned fd is ours.
+ * The kernel mount (kmount): mount and unmount through libfuse3 (mount(2)
+ * as root, fusermount3 otherwise). Only the mount(2) plumbing: the
+ * protocol on the returned fd is ours, and the mount it serves (config
+ * entry, session, the plugins' fring_mount) is the runtime's.
  * Kept apart from the protocol headers because <fuse_lowlevel.h> clashes
  * with core/proto/fring_uapi.h.
  */
 #ifndef FRING_MOUNT_H
 #define FRING_MOUNT_H
 
-struct fring_mount_handle;
+struct fring_kmount;
 
-struct fring_mount_opts {
+struct fring_kmount_opts {
 	int default_permissions, allow_other, ro;
 	const char *fsname;  /* source shown in /proc/mounts */
 	const char *subtype; /* fstype becomes fuse.<subtype> */
@@ -17,17 +19,17 @@ struct fring_mount_opts {
 
 /* Mount. Returns 0, the /dev/fuse fd (owned by the handle, close-on-exec)
  * and the handle; or -errno and a one-line *err, with nothing mounted. */
-int fring_mount_open(const char *mountpoint, const struct fring_mount_opts *o,
-		     int *fd, struct fring_mount_handle **h, char **err);
+int fring_kmount_open(const char *mountpoint, const struct fring_kmount_opts *o,
+		      int *fd, struct fring_kmount **h, char **err);
 
 /* Unmount (lazily, as libfuse does) and close the fd. Idempotent. Reads on
  * the connection then fail with ENODEV once the kernel drops the mount. */
-void fring_mount_unmount(struct fring_mount_handle *h);
+void fring_kmount_unmount(struct fring_kmount *h);
 
 /* Unmount if still mounted, and free the handle. */
-void fring_mount_close(struct fring_mount_handle *h);
+void fring_kmount_close(struct fring_kmount *h);
 /* Never unmount by path from now on (another mount covers ours: umount
- * would take that one); the fd still closes at fring_mount_close. */
-void fring_mount_disown(struct fring_mount_handle *h);
+ * would take that one); the fd still closes at fring_kmount_close. */
+void fring_kmount_disown(struct fring_kmount *h);
 
 #endif /* FRING_MOUNT_H */

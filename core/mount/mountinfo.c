@@ -51,7 +51,7 @@ static int parse(char *line, struct on_path *e, unsigned *maj, unsigned *min,
 	return 0;
 }
 
-static int place_of(const struct on_path *at, size_t n, int any_ours)
+static int where_of(const struct on_path *at, size_t n, int any_ours)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t j;
@@ -62,12 +62,12 @@ static int place_of(const struct on_path *at, size_t n, int any_ours)
 		for (j = 0; j < n && at[j].parent != at[i].id; j++)
 			;
 		if (j == n)
-			return FRING_PLACE_TOP;
+			return FRING_KMOUNT_TOP;
 	}
-	return any_ours ? FRING_PLACE_COVERED : FRING_PLACE_GONE;
+	return any_ours ? FRING_KMOUNT_COVERED : FRING_KMOUNT_GONE;
 }
 
-int fring_mount_place(unsigned conn_id, const char *path)
+int fring_kmount_where(unsigned conn_id, const char *path)
 {
 	unsigned want_maj = conn_id >> 20, want_min = conn_id & 0xfffff;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -102,7 +102,7 @@ int fring_mount_place(unsigned conn_id, const char *path)
 	if (!ret && ferror(f))
 		ret = -EIO;
 	if (!ret)
-		ret = place_of(at, n, any_ours);
+		ret = where_of(at, n, any_ours);
 	free(line);
 	free(at);
 	fclose(f);

@@ -11,14 +11,14 @@
 #ifndef FRING_MOUNTINFO_H
 #define FRING_MOUNTINFO_H
 
-enum fring_mount_place {
-	FRING_PLACE_GONE,    /* no mount of the connection in this namespace */
-	FRING_PLACE_TOP,     /* mounted on path, nothing mounted over it */
-	FRING_PLACE_COVERED, /* a mount covers ours on path, or ours moved away */
+enum fring_kmount_where {
+	FRING_KMOUNT_GONE,    /* no mount of the connection in this namespace */
+	FRING_KMOUNT_TOP,     /* mounted on path, nothing mounted over it */
+	FRING_KMOUNT_COVERED, /* a mount covers ours on path, or ours moved */
 };
 
-/* The place of connection conn_id (fring_fusectl_id: major << 20 | minor)
+/* Where connection conn_id is mounted (fring_fusectl_id: major << 20 | minor)
  * relative to the absolute path, or -errno if mountinfo cannot be read. */
-int fring_mount_place(unsigned conn_id, const char *path);
+int fring_kmount_where(unsigned conn_id, const char *path);
 
 #endif /* FRING_MOUNTINFO_H */

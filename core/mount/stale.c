@@ -38,7 +38,7 @@ static int live_fuse_root(const char *mountpoint, const struct stat *st,
 	return -EBUSY;
 }
 
-int fring_mount_check_stale(const char *mountpoint, char **err)
+int fring_kmount_check_stale(const char *mountpoint, char **err)
 {
 	struct stat st;
 	int e;

@@ -11,6 +11,6 @@
  * is the root of a FUSE mount that still serves (stacking would hide it);
  * -ENOTDIR if it is not a directory; another -errno and a one-line message
  * if it cannot be stat'ed at all. */
-int fring_mount_check_stale(const char *mountpoint, char **err);
+int fring_kmount_check_stale(const char *mountpoint, char **err);
 
 #endif /* FRING_MOUNT_STALE_H */

@@ -223,7 +223,7 @@ int fring_session_done_fd(const struct fring_session *s)
 static int check_mountpoint(const char *mp, char **err)
 {
 	struct stat st;
-	int ret = fring_mount_check_stale(mp, err);
+	int ret = fring_kmount_check_stale(mp, err);
 
 	if (ret)
 		return ret;
@@ -254,7 +254,7 @@ static int init_hook(void *ud, const struct fring_init_result *res,
 
 int fring_session_mount(struct fring_session *s, char **err)
 {
-	struct fring_mount_opts mo = {
+	struct fring_kmount_opts mo = {
 		.default_permissions = s->default_permissions,
 		.allow_other = s->allow_other,
 		.ro = s->ro,
@@ -278,7 +278,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 	mo.default_permissions = fring_features_default_permissions(
 		&s->plugin->desc, s->mountpoint, s->default_permissions,
 		s->allow_other, s->trust_plugin_permissions);
-	ret = fring_mount_open(s->mountpoint, &mo, &fd, &s->mh, err);
+	ret = fring_kmount_open(s->mountpoint, &mo, &fd, &s->km, err);
 	if (ret)
 		return ret;
 	s->conn_id = fring_fusectl_id(s->mountpoint);

@@ -26,7 +26,7 @@ struct fring_session {
 	int created;   /* plugin create() succeeded */
 	int destroyed; /* plugin destroy() ran */
 
-	struct fring_mount_handle *mh;
+	struct fring_kmount *km;
 	struct fring_transports ts; /* what serves (transport/choice.h) */
 	struct fring_init_result init;
 	unsigned conn_id; /* fusectl directory (fring_fusectl_id), 0 unknown */

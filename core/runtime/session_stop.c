@@ -55,14 +55,14 @@ void fring_session_close(struct fring_session *s)
 	s->ts.uo.u = NULL;
 	/* The fd may be reused once closed: no backing ioctls after this. */
 	atomic_store(&s->dx.mount.passthrough, 0);
-	fring_mount_close(s->mh);
-	s->mh = NULL;
+	fring_kmount_close(s->km);
+	s->km = NULL;
 }
 
 /* Undo a half-done mount: the unmount ends any started thread. */
 void fring_session_rollback(struct fring_session *s)
 {
-	fring_mount_unmount(s->mh);
+	fring_kmount_unmount(s->km);
 	/* io_uring: after the unmount its entries are gone (-ENOTCONN). */
 	if (fring_session_join(s, STOP_JOIN_MS))
 		fring_session_cancel(s);
@@ -79,21 +79,21 @@ static void abort_connection(struct fring_session *s)
 
 /* Where our connection is mounted (mountinfo.h). Without mountinfo, the
  * mountpoint's device is the best guess: ours on top, else covered. */
-static int mount_place(const struct fring_session *s)
+static int kmount_where(const struct fring_session *s)
 {
 	const char *path = s->dx.mount.path ? s->dx.mount.path : s->mountpoint;
-	int place = fring_mount_place(s->conn_id, path);
+	int where = fring_kmount_where(s->conn_id, path);
 
-	if (place >= 0)
-		return place;
+	if (where >= 0)
+		return where;
 	return fring_fusectl_id(s->mountpoint) == s->conn_id
-		       ? FRING_PLACE_TOP
-		       : FRING_PLACE_COVERED;
+		       ? FRING_KMOUNT_TOP
+		       : FRING_KMOUNT_COVERED;
 }
 
 int fring_session_still_mounted(const struct fring_session *s)
 {
-	return s->conn_id && mount_place(s) == FRING_PLACE_TOP;
+	return s->conn_id && kmount_where(s) == FRING_KMOUNT_TOP;
 }
 
 /* umount2 works by path and takes whatever mount is on top: only unmount
@@ -102,23 +102,23 @@ int fring_session_still_mounted(const struct fring_session *s)
  * connection instead of unmounting, if it still exists. */
 static void unmount_own(struct fring_session *s)
 {
-	int place = s->conn_id ? mount_place(s) : FRING_PLACE_TOP;
+	int where = s->conn_id ? kmount_where(s) : FRING_KMOUNT_TOP;
 	int ret;
 
-	if (place == FRING_PLACE_TOP) {
-		fring_mount_unmount(s->mh);
+	if (where == FRING_KMOUNT_TOP) {
+		fring_kmount_unmount(s->km);
 		return;
 	}
-	if (place == FRING_PLACE_GONE) {
+	if (where == FRING_KMOUNT_GONE) {
 		/* Sever it quietly (it is going away anyway): libfuse's unmount
 		 * then sees POLLERR and only closes and frees, never touching
 		 * the path, which is no longer ours. Without fusectl, disown
 		 * (libfuse's copy of the path leaks) rather than risk that. */
 		ret = fring_fusectl_abort(s->conn_id);
 		if (ret == 0 || ret == -ENOENT)
-			fring_mount_unmount(s->mh);
+			fring_kmount_unmount(s->km);
 		else
-			fring_mount_disown(s->mh);
+			fring_kmount_disown(s->km);
 		return;
 	}
 	/* libfuse never unmounts by path a connection that is severed (POLLERR
@@ -131,9 +131,9 @@ static void unmount_own(struct fring_session *s)
 			"by path (clear it later with: umount -l %s)",
 			s->mountpoint, s->mountpoint);
 	if (ret == 0 || ret == -ENOENT) /* severed now, or gone already */
-		fring_mount_unmount(s->mh);
+		fring_kmount_unmount(s->km);
 	else
-		fring_mount_disown(s->mh);
+		fring_kmount_disown(s->km);
 }
 
 /* Give replies the plugin still owes a bounded time to arrive. */
