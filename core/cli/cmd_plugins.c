@@ -12,23 +12,23 @@
 #include "../runtime/host.h"
 #include "cli.h"
 
-static const char *name_of(const struct fring_plugin_entry *e)
+static const char *name_of(const struct fring_plugin_file *e)
 {
 	return e->info->name ? e->info->name : e->stem;
 }
 
 /* The file, when the name users see is not the file's: both work. */
-static const char *file_col(const struct fring_plugin_entry *e)
+static const char *file_col(const struct fring_plugin_file *e)
 {
 	const char *slash = strrchr(e->file, '/');
 
 	return strcmp(name_of(e), e->stem) ? slash + 1 : "-";
 }
 
-static int cmp_entries(const void *a, const void *b)
+static int cmp_files(const void *a, const void *b)
 {
-	const struct fring_plugin_entry *x = *(const struct fring_plugin_entry *const *)a;
-	const struct fring_plugin_entry *y = *(const struct fring_plugin_entry *const *)b;
+	const struct fring_plugin_file *x = *(const struct fring_plugin_file *const *)a;
+	const struct fring_plugin_file *y = *(const struct fring_plugin_file *const *)b;
 
 	return strcmp(name_of(x), name_of(y));
 }
@@ -38,7 +38,7 @@ static int width(int w, const char *s)
 	return (int)strlen(s) > w ? (int)strlen(s) : w;
 }
 
-static void print_table(const struct fring_plugin_entry **v, size_t n)
+static void print_table(const struct fring_plugin_file **v, size_t n)
 {
 	int wn = 4, wv = 7, wa = 3, wf = 4;
 	char abi[32];
@@ -64,7 +64,7 @@ static void print_table(const struct fring_plugin_entry **v, size_t n)
 }
 
 /* -v: "NAME  PATH", then the config_help lines, indented. */
-static void print_options(const struct fring_plugin_entry **v, size_t n)
+static void print_options(const struct fring_plugin_file **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *h = v[i]->info->config_help;
@@ -85,7 +85,7 @@ static void print_options(const struct fring_plugin_entry **v, size_t n)
 
 /* Broken files, then names that two plugins answer to (lookups by such a
  * name fail, so say it here first). */
-static void report_problems(const struct fring_plugin_entry *e, size_t n)
+static void report_problems(const struct fring_plugin_file *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!e[i].info)
@@ -130,8 +130,8 @@ static int parse_args(int argc, char **argv, int *verbose)
 
 int cmd_plugins(int argc, char **argv)
 {
-	const struct fring_plugin_entry **good;
-	struct fring_plugin_entry *e;
+	const struct fring_plugin_file **good;
+	struct fring_plugin_file *e;
 	int rc, verbose = 0;
 	size_t n, ngood = 0;
 
@@ -156,7 +156,7 @@ int cmd_plugins(int argc, char **argv)
 			path ? path : "", fring_loader_default_dir());
 		rc = CLI_EXIT_ERR;
 	} else {
-		qsort(good, ngood, sizeof(*good), cmp_entries);
+		qsort(good, ngood, sizeof(*good), cmp_files);
 		print_table(good, ngood);
 		if (verbose)
 			print_options(good, ngood);

@@ -2,7 +2,7 @@
 /*
  * Private to core/embed: the runtime object behind fring.h and the jobs
  * its files share (api.c the exported calls, spec.c mount specs into
- * config entries, mounts.c plugin and session per entry, run.c mount and
+ * config entries, mounts.c plugin and session per config entry, run.c mount and
  * serve, messages.c the error text).
  */
 #ifndef FRING_EMBED_INTERNAL_H
@@ -48,15 +48,15 @@ void embed_spec_free(struct fring_cfg_mount *cm);
 	((sp)->size >= offsetof(struct fring_mount_spec, field) +             \
 			       sizeof(((struct fring_mount_spec *)0)->field))
 
-/* mounts.c: entries of one file (NULL for a spec) loaded and checked,
- * then appended to rt (or all released). */
+/* mounts.c: the config entries of one file (NULL for a spec) loaded and
+ * checked, then appended to rt (or all released). */
 int embed_open_mounts(const struct fring_cfg_mount *cm, size_t n,
 		      const char *file, struct embed_mount *out, char **err);
 int embed_commit(fring_runtime *rt, struct embed_mount *new, size_t nr,
 		 char **err);
 void embed_mount_release(struct embed_mount *m);
 
-/* run.c: check, mount and serve every entry until stop or unmount. */
+/* run.c: check, mount and serve every mount until stop or unmount. */
 int embed_run(fring_runtime *rt, char **err);
 
 /* messages.c */

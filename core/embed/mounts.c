@@ -161,7 +161,7 @@ static int dup_mountpoint(const fring_runtime *rt,
 	return 0;
 }
 
-/* Append prepared entries, or release them all on error. */
+/* Append prepared mounts, or release them all on error. */
 int embed_commit(fring_runtime *rt, struct embed_mount *new, size_t nr,
 		 char **err)
 {

@@ -22,14 +22,14 @@ static bool is_path(const char *s)
 	return strchr(s, '/') || (len > 3 && !strcmp(s + len - 3, ".so"));
 }
 
-static bool answers_to(const struct fring_plugin_entry *e, const char *name)
+static bool answers_to(const struct fring_plugin_file *e, const char *name)
 {
 	return !strcmp(e->stem, name) ||
 	       (e->info && e->info->name && !strcmp(e->info->name, name));
 }
 
 /* "a, b and c" of the files in `idx`. */
-static char *join_files(const struct fring_plugin_entry *e, const size_t *idx,
+static char *join_files(const struct fring_plugin_file *e, const size_t *idx,
 			size_t n)
 {
 	char *s = strdup(e[idx[0]].file);
@@ -45,7 +45,7 @@ static char *join_files(const struct fring_plugin_entry *e, const size_t *idx,
 }
 
 /* Not found: say so, and which files could not be asked their name. */
-static int not_found(const char *name, const struct fring_plugin_entry *e,
+static int not_found(const char *name, const struct fring_plugin_file *e,
 		     size_t n, char **err)
 {
 	size_t bad = 0;
@@ -69,7 +69,7 @@ static int not_found(const char *name, const struct fring_plugin_entry *e,
 static int by_name(const char *name, const struct fring_host_api *host,
 		   char **path, char **err)
 {
-	struct fring_plugin_entry *e;
+	struct fring_plugin_file *e;
 	size_t n, nr = 0, *idx;
 	int rc;
 

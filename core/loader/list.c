@@ -22,7 +22,7 @@ static int is_so(const struct dirent *de)
 	       !strcmp(de->d_name + len - 3, ".so");
 }
 
-static bool seen_before(const struct fring_plugin_entry *e, size_t n,
+static bool seen_before(const struct fring_plugin_file *e, size_t n,
 			const char *stem)
 {
 	for (size_t i = 0; i < n; i++)
@@ -32,10 +32,10 @@ static bool seen_before(const struct fring_plugin_entry *e, size_t n,
 }
 
 /* Append dir/file unless shadowed; probes it. */
-static int add_entry(struct fring_plugin_entry **v, size_t *n, const char *dir,
-		     const char *file, const struct fring_host_api *host)
+static int add_file(struct fring_plugin_file **v, size_t *n, const char *dir,
+		    const char *file, const struct fring_host_api *host)
 {
-	struct fring_plugin_entry *grown, *e;
+	struct fring_plugin_file *grown, *e;
 	char *stem = strndup(file, strlen(file) - 3), *err = NULL;
 
 	if (!stem)
@@ -64,9 +64,9 @@ static int add_entry(struct fring_plugin_entry **v, size_t *n, const char *dir,
 }
 
 int fring_loader_list(const struct fring_host_api *host,
-		      struct fring_plugin_entry **out, size_t *nout)
+		      struct fring_plugin_file **out, size_t *nout)
 {
-	struct fring_plugin_entry *v = NULL;
+	struct fring_plugin_file *v = NULL;
 	size_t nd, n = 0;
 	char **dirs;
 	int rc;
@@ -83,8 +83,8 @@ int fring_loader_list(const struct fring_host_api *host,
 
 		for (int i = 0; i < k; i++) {
 			if (!rc)
-				rc = add_entry(&v, &n, dirs[d], names[i]->d_name,
-					       host);
+				rc = add_file(&v, &n, dirs[d], names[i]->d_name,
+					      host);
 			free(names[i]);
 		}
 		if (k >= 0)
@@ -100,7 +100,7 @@ int fring_loader_list(const struct fring_host_api *host,
 	return 0;
 }
 
-void fring_loader_list_free(struct fring_plugin_entry *e, size_t n)
+void fring_loader_list_free(struct fring_plugin_file *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(e[i].file);
@@ -111,8 +111,8 @@ void fring_loader_list_free(struct fring_plugin_entry *e, size_t n)
 	free(e);
 }
 
-const char *fring_loader_shared_name(const struct fring_plugin_entry *a,
-				     const struct fring_plugin_entry *b)
+const char *fring_loader_shared_name(const struct fring_plugin_file *a,
+				     const struct fring_plugin_file *b)
 {
 	const char *an = a->info ? a->info->name : NULL;
 	const char *bn = b->info ? b->info->name : NULL;

@@ -29,7 +29,7 @@ struct fring_plugin_info {
 };
 
 /* One plugin file on the search path, probed. */
-struct fring_plugin_entry {
+struct fring_plugin_file {
 	char *file;  /* <dir>/<stem>.so as found on the search path */
 	char *stem;  /* one name it answers to; its descriptor's is the other */
 	char *path;  /* the file it resolves to (symlinks followed) */
@@ -52,7 +52,7 @@ int fring_loader_find(const char *name_or_path,
 
 /* Load and check. The file is first loaded in a child process (see
  * fring_loader_probe), so a plugin that crashes while loading is an error,
- * not the end of the caller. Calls the entry and `load` (once per .so).
+ * not the end of the caller. Calls the entry point and `load` (once per .so).
  * Returns 0 or a negative errno with a one-line message in *err. */
 int fring_loader_open(const char *name_or_path,
 		      const struct fring_host_api *host,
@@ -61,8 +61,8 @@ int fring_loader_open(const char *name_or_path,
 /* Free what fring_loader_open returned (the .so stays loaded). */
 void fring_loader_free(struct fring_loaded_plugin *p);
 
-/* Load the file `path` in a forked child (its constructors, entry, the
- * handshake and load()) and bring back its descriptor's strings; a crash,
+/* Load the file `path` in a forked child (its constructors, entry point,
+ * the handshake and load()) and bring back its descriptor's strings; a crash,
  * exit or hang there becomes -errno and "plugin 'NAME': why" in *err.
  * Cached per file for the life of the process: *info stays valid. */
 int fring_loader_probe(const char *name, const char *path,
@@ -73,12 +73,12 @@ int fring_loader_probe(const char *name, const char *path,
  * directory; shadowed ones left out, as fring_loader_find does), each
  * probed. 0 and an array for fring_loader_list_free, or -ENOMEM. */
 int fring_loader_list(const struct fring_host_api *host,
-		      struct fring_plugin_entry **out, size_t *n);
-void fring_loader_list_free(struct fring_plugin_entry *e, size_t n);
+		      struct fring_plugin_file **out, size_t *n);
+void fring_loader_list_free(struct fring_plugin_file *e, size_t n);
 
-/* A name both entries answer to (file name without ".so", or descriptor
- * name), or NULL; two entries of one file share nothing. */
-const char *fring_loader_shared_name(const struct fring_plugin_entry *a,
-				     const struct fring_plugin_entry *b);
+/* A name both files answer to (file name without ".so", or descriptor
+ * name), or NULL; two listings of one file share nothing. */
+const char *fring_loader_shared_name(const struct fring_plugin_file *a,
+				     const struct fring_plugin_file *b);
 
 #endif /* FRING_LOADER_H */

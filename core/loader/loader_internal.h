@@ -18,7 +18,7 @@ int fring_loader_not_found(const char *name, char **err);
 int fring_loader_check(const char *name, const struct fring_plugin *d,
 		       struct fring_loaded_plugin *lp, char **err);
 
-/* dlopen `path` in this process, entry, handshake, load() once per .so;
+/* dlopen `path` in this process, entry point, handshake, load() once per .so;
  * messages name the plugin `name`. What fring_loader_open does after the
  * probe. */
 int fring_loader_open_file(const char *name, const char *path,

@@ -107,7 +107,7 @@ void fring_expiry_arm(struct fring_expiry *e, uint64_t unique)
 	}
 	slot = e->n;
 	if (slot == FRING_EXPIRY_SLOTS) {
-		/* Full: replace the entry due first (it is the oldest). */
+		/* Full: replace the slot due first (it is the oldest). */
 		slot = 0;
 		for (unsigned i = 1; i < e->n; i++)
 			if (e->q[i].due_ms < e->q[slot].due_ms)

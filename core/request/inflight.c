@@ -125,7 +125,7 @@ int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique)
 	if (bucket_interrupt(t, unique))
 		return 0;
 	pthread_mutex_lock(&t->pending_lock);
-	/* Reuse a free or expired slot, else the oldest. Expired entries are
+	/* Reuse a free or expired slot, else the oldest. Expired slots hold
 	 * interrupts whose target was answered before they arrived. */
 	for (unsigned i = 0; i < FRING_PENDING_INTERRUPTS; i++) {
 		int64_t w = t->pending[i].when_ms;

@@ -15,7 +15,7 @@ struct fring_req;
 /* In-flight table: requests awaiting a reply, by unique. Striped locks so
  * workers rarely contend. An INTERRUPT can overtake its target when another
  * worker read the target but has not entered it yet; such interrupts wait
- * in `pending` (a short list, entries expire) for the target to arrive. */
+ * in `pending` (a short list whose slots expire) for the target to arrive. */
 #define FRING_INFLIGHT_BUCKETS 64
 #define FRING_PENDING_INTERRUPTS 32
 struct fring_inflight {
@@ -35,7 +35,7 @@ void fring_inflight_init(struct fring_inflight *t);
 void fring_inflight_destroy(struct fring_inflight *t);
 /* Set the interrupted flag of the request `unique`: 0 if it is in the
  * table, else 1 (remembered briefly in case the target is about to be
- * entered; if it was answered already, the entry just expires). */
+ * entered; if it was answered already, its slot just expires). */
 int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique);
 /* Remove and return any one request still in the table, or NULL (for the
  * teardown of requests a plugin never answered). */

@@ -343,7 +343,7 @@ struct seen {
 	int refused, not_elf, bad_magic;
 };
 
-static void count(const struct fring_plugin_entry *e, size_t n, struct seen *s)
+static void count(const struct fring_plugin_file *e, size_t n, struct seen *s)
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *err = e[i].err;
@@ -368,7 +368,7 @@ static void count(const struct fring_plugin_entry *e, size_t n, struct seen *s)
 
 Test(loader, list_reports_good_and_bad)
 {
-	struct fring_plugin_entry *e;
+	struct fring_plugin_file *e;
 	struct seen s = { 0 };
 	size_t n;
 
@@ -388,7 +388,7 @@ Test(loader, list_reports_good_and_bad)
 
 Test(loader, list_first_name_wins, .fini = remove_shadow)
 {
-	struct fring_plugin_entry *e;
+	struct fring_plugin_file *e;
 	struct seen s = { 0 };
 	char path[PATH_MAX * 2];
 	size_t n;
@@ -454,7 +454,7 @@ Test(loader, crash_by_name_is_named_as_given)
 
 Test(loader, list_survives_unloadable_plugins)
 {
-	struct fring_plugin_entry *e;
+	struct fring_plugin_file *e;
 	size_t n, bad = 0, good = 0;
 
 	setenv("FRING_PLUGIN_PATH", FX "/crash:" FX "/exit:" FX, 1);
@@ -575,7 +575,7 @@ Test(loader, one_name_two_plugins_is_an_error, .init = make_names,
 Test(loader, file_name_and_descriptor_name_clash, .init = make_names,
      .fini = remove_names)
 {
-	struct fring_plugin_entry *e;
+	struct fring_plugin_file *e;
 	size_t n;
 
 	copy_fixture("good.so", "x.so");         /* descriptor "good" */
