@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,7 +48,7 @@
 
 /* ---- bookkeeping of the supervisor ---- */
 
-enum { M_READY = 1, M_HELD, M_SEEN, M_NOTIFY, M_COMMIT, M_CQE_ERR, M_ADOPTED };
+enum { M_READY = 1, M_HELD, M_SEEN, M_NOTIFY, M_COMMIT, M_CQE_ERR, M_ADOPTED, M_ALLHELD };
 
 struct msg {
 	int32_t type, gen, val, slot;
@@ -59,7 +60,7 @@ struct msg {
 static struct {
 	char dir[64];
 	int fd, memfd, rep[2];
-	pid_t kids[64];
+	pid_t kids[256];
 	unsigned nkids;
 	struct msg log[4096];
 	unsigned nlog;
@@ -161,7 +162,7 @@ static pid_t spawn(void)
 {
 	pid_t p = fork();
 
-	if (p > 0 && S.nkids < 64)
+	if (p > 0 && S.nkids < 256)
 		S.kids[S.nkids++] = p;
 	if (p == 0) {
 		signal(SIGALRM, SIG_DFL);
@@ -206,8 +207,10 @@ static struct msg *pump(int ms, int (*pred)(const struct msg *, const void *),
 
 		if (read(S.rep[0], into, sizeof(struct msg)) != sizeof(struct msg))
 			continue;
-		if (into->type == M_READY && into->unique) /* INIT was read there */
+		if (into->type == M_READY && into->unique) { /* INIT was read there */
 			S.minor = (uint32_t)into->cid;
+			S.offered = into->unique;
+		}
 		if (into != &scratch)
 			S.nlog++;
 	}
@@ -541,19 +544,46 @@ static uint16_t qid_of(unsigned s)
 	return (uint16_t)((s % (S.nq * DEPTH)) / DEPTH);
 }
 
+/* E5 (7.3): with pool_mode every queue has a buffer pool of DEPTH
+ * buffers, in the memfd after the slots; a request's payload is at its
+ * queue's pool + the offset the kernel wrote in the header. */
+#define SLOTS_LEN ((size_t)MAX_GENS * S.nq * DEPTH * SLOT_SZ)
+#define POOL_LEN ((size_t)DEPTH * PAYLOAD)
+static int pool_mode;
+
+static char *pool_of(uint16_t qid)
+{
+	return (char *)BASE + SLOTS_LEN + (size_t)qid * POOL_LEN;
+}
+
+static char *payload_of(unsigned s)
+{
+	if (!pool_mode)
+		return pl_of(s);
+	return pool_of(qid_of(s)) + hdr_of(s)->ring_ent_in_out.offset;
+}
+
 struct gen {
 	struct io_uring ring;
 	int g, hold, adopt_size;
+	int owned; /* entries with an SQE in this ring or a request held here */
 	struct iovec iov[MAX_GENS * 64][2];
 };
 
 static volatile sig_atomic_t drain_now, adopt_now;
+
+/* E6 (fill, exit, adopt): SIGUSR1 makes a generation hold every request it
+ * gets and exit once all its entries hold one (closing its ring first with
+ * close_ring); SIGUSR2 makes the next one register its own entries (reg)
+ * and commit what the old left. Set before the servers fork. no_fill (the
+ * control): exit at once, with entries still available. */
+static struct { int on, reg, close_ring, no_fill; } E6;
 static void on_usr1(int s) { (void)s; drain_now = 1; }
 static void on_usr2(int s) { (void)s; adopt_now = 1; }
 
 static int map_entries(void)
 {
-	size_t len = (size_t)MAX_GENS * S.nq * DEPTH * SLOT_SZ;
+	size_t len = SLOTS_LEN + S.nq * POOL_LEN;
 	void *p = mmap(BASE, len, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_FIXED_NOREPLACE, S.memfd, 0);
 
@@ -592,25 +622,35 @@ static int ring_up(struct gen *G)
 	return io_uring_queue_init_params(256, &G->ring, &p);
 }
 
-/* REGISTER every entry of generation g on every queue; the answer of a
- * good REGISTER is the first request, so errors are what comes back at
- * once. Returns 0 or the first error. */
-static int register_all(struct gen *G)
+/* Queue a REGISTER for every entry of generation g on every queue. */
+static void register_sqes(struct gen *G)
 {
 	unsigned first = G->g * S.nq * DEPTH, n = S.nq * DEPTH;
-	struct io_uring_cqe *cqe;
-	struct __kernel_timespec ts = { 0, 200000000 };
-	int err = 0;
 
 	for (unsigned s = first; s < first + n; s++) {
 		struct io_uring_sqe *sqe;
 
 		G->iov[s][0] = (struct iovec){ hdr_of(s), sizeof(struct fuse_uring_req_header) };
-		G->iov[s][1] = (struct iovec){ pl_of(s), PAYLOAD };
+		/* a queue with a pool takes no payload buffer at REGISTER */
+		G->iov[s][1] = pool_mode ? (struct iovec){ NULL, 0 }
+					 : (struct iovec){ pl_of(s), PAYLOAD };
 		sqe = cmd_sqe(G, FUSE_IO_URING_CMD_REGISTER, qid_of(s), 0, s);
 		sqe->addr = (uint64_t)(uintptr_t)G->iov[s];
 		sqe->len = 2;
 	}
+	G->owned += (int)n;
+}
+
+/* REGISTER every entry of generation g on every queue; the answer of a
+ * good REGISTER is the first request, so errors are what comes back at
+ * once. Returns 0 or the first error. */
+static int register_all(struct gen *G)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = { 0, 200000000 };
+	int err = 0;
+
+	register_sqes(G);
 	io_uring_submit(&G->ring);
 	while (!io_uring_wait_cqe_timeout(&G->ring, &cqe, &ts)) {
 		if (cqe->res < 0 && !err)
@@ -632,20 +672,23 @@ static void commit_slot(struct gen *G, unsigned s, int adopted)
 	uint64_t cid = h->ring_ent_in_out.commit_id;
 	struct msg m = { .type = adopted ? M_ADOPTED : M_SEEN, .gen = G->g,
 			 .slot = (int)s, .cid = cid, .qid = qid_of(s) };
+	char *pl = payload_of(s);
 	uint32_t olen = 0;
 	int r;
 
 	m.unique = in->unique;
-	name_of(m.name, in, pl_of(s));
-	if (G->hold && is_hold(in, pl_of(s))) {
+
+	name_of(m.name, in, pl);
+	if (G->hold && is_hold(in, pl)) {
 		m.type = M_HELD;
+		m.val = (int)h->ring_ent_in_out.offset;
 		send_msg(S.rep[1], m);
 		for (;;)
 			pause();
 	}
-	if (adopted || strncmp(m.name, "loop", 4)) /* not the load's */
+	if (adopted || (strncmp(m.name, "loop", 4) && strncmp(m.name, "nofill", 6)))
 		send_msg(S.rep[1], m);
-	r = answer(in, h->op_in, pl_of(s), pl_of(s), &olen,
+	r = answer(in, h->op_in, pl, pl, &olen,
 		   adopted ? G->adopt_size : 4096);
 	if (r > 0) /* not expected over the ring: answer ENOSYS */
 		r = -ENOSYS;
@@ -672,12 +715,14 @@ static int adopt_leftovers(struct gen *G)
 			n++;
 		}
 	io_uring_submit(&G->ring);
+	G->owned += n;
 	return n;
 }
 
 static void serve_ring(struct gen *G)
 {
 	struct __kernel_timespec ts = { 0, 20000000 };
+	int held = 0, reported = 0;
 
 	for (;;) {
 		struct io_uring_cqe *cqe;
@@ -685,6 +730,8 @@ static void serve_ring(struct gen *G)
 
 		if (adopt_now) {
 			adopt_now = 0;
+			if (E6.on && E6.reg)
+				register_sqes(G); /* submitted before the commits */
 			adopt_leftovers(G);
 		}
 		io_uring_submit(&G->ring);
@@ -700,10 +747,30 @@ static void serve_ring(struct gen *G)
 							 .val = res, .slot = (int)s };
 
 					send_msg(S.rep[1], m);
+					G->owned--; /* that entry has no SQE here now */
+					continue;
+				}
+				if (E6.on && drain_now) {
+					held++; /* it stays in the shared entry memory */
 					continue;
 				}
 				commit_slot(G, s, 0);
 			} while (io_uring_peek_cqe(&G->ring, &cqe) == 0);
+		}
+		if (E6.on && drain_now) {
+			/* No commit in hold mode, so once every entry holds a
+			 * request none is available: nothing for the kernel to
+			 * hand to this ring while it goes. */
+			if ((E6.no_fill || held >= G->owned) && !reported) {
+				struct msg m = { .type = M_ALLHELD, .gen = G->g, .val = held };
+
+				reported = 1;
+				if (E6.close_ring)
+					io_uring_queue_exit(&G->ring);
+				send_msg(S.rep[1], m);
+				_exit(0);
+			}
+			continue;
 		}
 		if (drain_now) {
 			/* Everything seen is answered; the commits re-arm the
@@ -715,6 +782,8 @@ static void serve_ring(struct gen *G)
 		(void)got;
 	}
 }
+
+static int add_cmd(struct gen *G, uint32_t op, uint16_t qid);
 
 /* A server generation as a child: INIT (generation 0 only), ring, REGISTER
  * (unless it only adopts), serve. */
@@ -737,6 +806,11 @@ static pid_t start_gen(int g, int init, int hold, int reg)
 			err = map_entries();
 		if (!err)
 			err = ring_up(&G);
+		for (unsigned i = 0; !err && pool_mode && init && i < S.nq; i++) {
+			err = add_cmd(&G, FUSE_IO_URING_CMD_ADD_QUEUE, (uint16_t)i);
+			if (!err)
+				err = add_cmd(&G, FUSE_IO_URING_CMD_ADD_BUFPOOL, (uint16_t)i);
+		}
 		if (!err && reg)
 			err = register_all(&G);
 		report_init(g, err);
@@ -777,7 +851,7 @@ static int setup(int uring)
 	if (!err && uring) {
 		S.memfd = memfd_create("raw_takeover", MFD_CLOEXEC);
 		if (S.memfd < 0 ||
-		    ftruncate(S.memfd, (off_t)MAX_GENS * S.nq * DEPTH * SLOT_SZ))
+		    ftruncate(S.memfd, (off_t)(SLOTS_LEN + S.nq * POOL_LEN)))
 			err = -errno;
 	}
 	if (err)
@@ -1046,7 +1120,10 @@ static void e4_gap(void)
 	{
 		char s2[64], s3[64];
 
-		result(name, done_at_reg ? "SERVED" : c1.done ? "SERVED-AFTER-KICK" : "STUCK",
+		/* GAP-CANCELED: the request went to an entry of A's ring, which
+		 * stays armed after A is reaped until the ring's teardown. */
+		result(name, c1.done && c1.err ? "GAP-CANCELED" : done_at_reg ? "SERVED"
+			     : c1.done ? "SERVED-AFTER-KICK" : "STUCK",
 		       "B registered (%s); the gap request 3 s later: %s; a new request: %s; "
 		       "the gap one then: %s", !m ? "no answer" : m->val ? strerror(-m->val) : "ok",
 		       s1, cstate(&c2, s2, sizeof(s2)), cstate(&c1, s3, sizeof(s3)));
@@ -1150,31 +1227,479 @@ static void e4_load(int adopt, int rounds)
 	munmap((void *)L, 4096);
 }
 
+/* ---- E5: buffer pools (7.3): a second server on queues that have one ---- */
+
+/* ADD_QUEUE or ADD_BUFPOOL for qid from G's ring; the CQE's result (or
+ * -ETIMEDOUT). Nothing else is in flight on the ring when it is called. */
+static int add_cmd(struct gen *G, uint32_t op, uint16_t qid)
+{
+	struct __kernel_timespec ts = { 1, 0 };
+	struct io_uring_cqe *cqe;
+	int res = -ETIMEDOUT;
+
+	for (int tries = 0; tries < 100; tries++) {
+		struct io_uring_sqe *sqe = cmd_sqe(G, op, qid, 0, 0xadd);
+		struct fuse_uring_cmd_req *c = (void *)sqe->cmd;
+
+		if (op == FUSE_IO_URING_CMD_ADD_BUFPOOL) {
+			c->bufpool.uaddr = (uint64_t)(uintptr_t)pool_of(qid);
+			c->bufpool.len = (uint32_t)POOL_LEN;
+		}
+		io_uring_submit(&G->ring);
+		if (io_uring_wait_cqe_timeout(&G->ring, &cqe, &ts))
+			return -ETIMEDOUT;
+		res = cqe->res;
+		io_uring_cqe_seen(&G->ring, cqe);
+		if (res != -EAGAIN) /* INIT not processed yet */
+			break;
+		usleep(10000);
+	}
+	return res;
+}
+
+static const char *errname(int res)
+{
+	return res ? strerrorname_np(-res) : "0";
+}
+
+/* A: ADD_QUEUE and ADD_BUFPOOL on every queue, REGISTER (headers only),
+ * holds hold1 and is killed. B: the same memfd at the same address, sends
+ * ADD_QUEUE, ADD_BUFPOOL and REGISTER on the existing queues, then commits
+ * the held request (its reply at pool + offset) and serves a new one. */
+static void e5(void)
+{
+	const char *n = "E5-bufpool";
+	struct client c0, c1, c2;
+	struct msg *m, held;
+	pid_t a, b;
+	char s[64];
+
+	if (setup(1))
+		return result(n, "SETUP-FAILED", "see above");
+	pool_mode = 1;
+	a = spawn();
+	if (a == 0) {
+		static struct gen G;
+		int err = do_init(S.fd, 1);
+		int q = 0, p = 0;
+
+		G.g = 0;
+		G.hold = 1;
+		if (!err && !(S.offered & FUSE_HAS_IO_URING_BUFPOOL))
+			err = -EOPNOTSUPP;
+		if (!err)
+			err = map_entries();
+		if (!err)
+			err = ring_up(&G);
+		for (unsigned i = 0; !err && i < S.nq; i++) {
+			q = add_cmd(&G, FUSE_IO_URING_CMD_ADD_QUEUE, (uint16_t)i);
+			p = q ? q : add_cmd(&G, FUSE_IO_URING_CMD_ADD_BUFPOOL, (uint16_t)i);
+			err = q ? q : p;
+		}
+		if (!err)
+			err = register_all(&G);
+		report_init(0, err);
+		if (err)
+			_exit(20);
+		serve_ring(&G);
+	}
+	m = wait_for(10000, M_READY, 0, NULL);
+	if (m && !(m->unique & FUSE_HAS_IO_URING_BUFPOOL)) {
+		pool_mode = 0;
+		teardown();
+		return result("E5-bufpool", "NO-BUFPOOL", "FUSE 7.%u offers no buffer pools", S.minor);
+	}
+	if (!m || m->val) {
+		pool_mode = 0;
+		return teardown(), result(n, "SETUP-FAILED", "A: ADD_QUEUE/ADD_BUFPOOL/REGISTER %s",
+					  m ? strerror(-m->val) : "timed out");
+	}
+	c0 = client_start("warm");
+	client_wait(&c0, 5000);
+	note("%s: A added a queue and a pool (%u x %u bytes) on each of %u queues and registered "
+	     "%u header-only entries each; warm-up client: %s", n, DEPTH, PAYLOAD, S.nq, DEPTH,
+	     cstate(&c0, s, sizeof(s)));
+	c1 = client_start("hold1");
+	m = wait_for(3000, M_HELD, 0, "hold1");
+	if (!m) {
+		pool_mode = 0;
+		return teardown(), result(n, "SETUP-FAILED", "A never got hold1");
+	}
+	held = *m;
+	note("%s: A holds LOOKUP hold1 in slot %d (qid %u, its name in the pool at offset %d); "
+	     "SIGKILL A", n, held.slot, held.qid, held.val);
+	stop_pid(a);
+	b = spawn();
+	if (b == 0) {
+		static struct gen G;
+		int err;
+
+		G.g = 1;
+		G.adopt_size = ADOPT_SIZE;
+		err = map_entries();
+		if (!err)
+			err = ring_up(&G);
+		report_init(1, err);
+		if (err)
+			_exit(20);
+		struct msg r = { .type = M_COMMIT, .gen = 1 };
+
+		r.val = add_cmd(&G, FUSE_IO_URING_CMD_ADD_QUEUE, held.qid);
+		r.slot = add_cmd(&G, FUSE_IO_URING_CMD_ADD_BUFPOOL, held.qid);
+		r.cid = (uint64_t)(uint32_t)register_all(&G);
+		send_msg(S.rep[1], r);
+		commit_slot(&G, (unsigned)held.slot, 1);
+		io_uring_submit(&G.ring);
+		serve_ring(&G);
+	}
+	m = wait_for(10000, M_COMMIT, 1, NULL);
+	if (!m) {
+		pool_mode = 0;
+		return teardown(), result(n, "SETUP-FAILED", "B never reported");
+	}
+	result("E5a-bufpool-add-queue-again", errname(m->val),
+	       "B's ADD_QUEUE on the existing qid %u", held.qid);
+	result("E5b-bufpool-add-pool-again", errname(m->slot),
+	       "B's ADD_BUFPOOL (its own address) on qid %u, which has A's pool", held.qid);
+	result("E5c-bufpool-register-again", (int)m->cid ? "REFUSED" : "ACCEPTED",
+	       "B REGISTERed %u header-only entries on each of the %u queues that have A's pool: %s",
+	       DEPTH, S.nq, (int)m->cid ? strerror(-(int)m->cid) : "no error");
+	client_wait(&c1, 3000);
+	result("E5d-bufpool-adopt-commit",
+	       c1.done && !c1.err && c1.size == ADOPT_SIZE ? "ANSWERED-BY-B"
+	       : c1.done ? "CLIENT-ERROR" : "CLIENT-WAITS",
+	       "the LOOKUP A held, answered by B at pool + offset and committed from B's ring: "
+	       "client %s (B answers size %u)", cstate(&c1, s, sizeof(s)), ADOPT_SIZE);
+	c2 = client_start("after");
+	client_wait(&c2, 3000);
+	m = wait_for(1000, M_SEEN, 1, "after");
+	result("E5e-bufpool-serves-after",
+	       m && c2.done && !c2.err ? "SERVES-THROUGH-B" : c2.done ? "OTHER" : "CLIENT-WAITS",
+	       "a new client: %s; B read its name from the pool at the offset the kernel gave: %s",
+	       cstate(&c2, s, sizeof(s)), m ? "yes" : "no");
+	pool_mode = 0;
+	teardown();
+}
+
+/* ---- E6: fill, exit, adopt: the old generation leaves no entry available ---- */
+
+#define E6_ROUNDS_MAX 32
+#define FILL_MAX 64 /* filler threads per CPU */
+
+struct e6load {
+	volatile int stop, round;
+	volatile long ops[4], errs[4];
+	volatile int lasterr[4];
+	volatile uint32_t gap_us[E6_ROUNDS_MAX + 1][4]; /* longest gap per round */
+	volatile int fill_ok, fill_err, fill_lasterr, fill_done;
+};
+
+static struct e6load *E6L;
+static char fill_path[FILL_MAX][128];
+
+static void *filler(void *arg)
+{
+	struct stat st;
+	int err = stat(arg, &st) ? errno : 0;
+
+	if (err == ENOENT)
+		__atomic_add_fetch(&E6L->fill_ok, 1, __ATOMIC_SEQ_CST);
+	else {
+		__atomic_add_fetch(&E6L->fill_err, 1, __ATOMIC_SEQ_CST);
+		E6L->fill_lasterr = err ? err : -1;
+	}
+	__atomic_add_fetch(&E6L->fill_done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* n threads pinned to cpu, each one LOOKUP of a name of its own (ENOENT):
+ * requests on that CPU's queue until every entry there holds one. */
+static pid_t fillers_start(int cpu, int n, int round)
+{
+	pid_t p = spawn();
+
+	if (p == 0) {
+		pthread_t t[FILL_MAX];
+
+		close(S.fd);
+		pin_cpu(cpu);
+		n = n < FILL_MAX ? n : FILL_MAX;
+		for (int i = 0; i < n; i++) {
+			snprintf(fill_path[i], sizeof(fill_path[i]), "%s/nofill%d_%d_%d", S.dir,
+				 round, cpu, i);
+			if (pthread_create(&t[i], NULL, filler, fill_path[i]))
+				_exit(30);
+		}
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		_exit(0);
+	}
+	return p;
+}
+
+static void forget_pid(pid_t p)
+{
+	for (unsigned i = 0; i < S.nkids; i++)
+		if (S.kids[i] == p)
+			S.kids[i] = -1;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* rounds handovers under 4 looping stat clients: the next generation maps
+ * the memfd and sets up its ring (registers nothing), the old one holds
+ * every request until all its entries hold one (fillers on each CPU make
+ * sure) and exits, then the next one (registers its own entries if reg and)
+ * commits every held entry, whose commits fetch what queued meanwhile. */
+static void e6_load(int reg, int close_ring, int no_fill, int pools, int rounds)
+{
+	const char *name = pools ? "E6e-uring-fill-exit-adopt-bufpool-load"
+			 : no_fill ? "E6d-uring-hold-exit-unfilled-load"
+			 : reg ? "E6c-uring-fill-exit-register-adopt-load"
+			 : close_ring ? "E6b-uring-fill-close-exit-adopt-load"
+				      : "E6a-uring-fill-exit-adopt-load";
+	struct e6load *L = mmap(NULL, sizeof(*L), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned long ncpu = (unsigned long)sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t stall[E6_ROUNDS_MAX + 1] = { 0 }, fill_ms_max = 0;
+	int owned = (int)(S.nq * DEPTH), nstuck = 0, unfilled = 0, adopted = 0, r;
+	int fill_sent = 0, cqe_errs = 0;
+	pid_t cur, next, cl[4], fp[64];
+	struct msg *m;
+	char list[E6_ROUNDS_MAX * 8] = "", ents[64];
+
+	if (rounds > E6_ROUNDS_MAX)
+		rounds = E6_ROUNDS_MAX;
+	if (reg && rounds > (int)MAX_GENS - 1)
+		rounds = (int)MAX_GENS - 1;
+	if (pools && !(S.offered & FUSE_HAS_IO_URING_BUFPOOL))
+		return result(name, "NO-BUFPOOL", "FUSE 7.%u offers no buffer pools", S.minor);
+	if (L == MAP_FAILED || setup(1))
+		return result(name, "SETUP-FAILED", "see above");
+	memset((void *)L, 0, sizeof(*L));
+	E6L = L;
+	pool_mode = pools;
+	E6.on = 1;
+	E6.reg = reg;
+	E6.close_ring = close_ring;
+	E6.no_fill = no_fill;
+	cur = start_gen(0, 1, 0, 1);
+	m = wait_for(10000, M_READY, 0, NULL);
+	if (!m || m->val) {
+		E6.on = pool_mode = 0;
+		return teardown(), result(name, "SETUP-FAILED", "A failed");
+	}
+	for (int i = 0; i < 4; i++) {
+		cl[i] = spawn();
+		if (cl[i] == 0) {
+			char path[128];
+			struct stat st;
+			uint64_t last = now_us();
+
+			close(S.fd);
+			pin_cpu((int)(i % ncpu));
+			snprintf(path, sizeof(path), "%s/loop%d", S.dir, i);
+			while (!L->stop) {
+				int err = stat(path, &st) ? errno : 0;
+				uint64_t t = now_us();
+				uint32_t gap = (uint32_t)(t - last);
+				int rd = L->round;
+
+				last = t;
+				if (gap > L->gap_us[rd][i])
+					L->gap_us[rd][i] = gap;
+				if (err) {
+					L->errs[i]++;
+					L->lasterr[i] = err;
+				} else {
+					L->ops[i]++;
+				}
+			}
+			_exit(0);
+		}
+	}
+	usleep(300000);
+	for (r = 1; r <= rounds; r++) {
+		long seen[4];
+		int nf = 0, per_q = owned / (int)S.nq, stuck_now = 0;
+		uint64_t t0, t_full;
+
+		next = start_gen(r, 0, 0, 0); /* maps and sets up its ring only */
+		m = wait_for(10000, M_READY, r, NULL);
+		if (!m || m->val) {
+			note("%s: round %d: B setup %s", name, r, m ? strerror(-m->val) : "no answer");
+			break;
+		}
+		L->round = r;
+		L->fill_ok = L->fill_err = L->fill_done = 0;
+		t0 = now_us();
+		kill(cur, SIGUSR1);
+		for (unsigned long c = 0; c < ncpu && nf < 64; c++)
+			fp[nf++] = fillers_start((int)c, per_q, r);
+		fill_sent = (int)ncpu * (per_q < FILL_MAX ? per_q : FILL_MAX);
+		m = wait_for(5000, M_ALLHELD, r - 1, NULL);
+		t_full = now_us();
+		if (!m) {
+			unfilled++;
+			note("%s: round %d: the old generation did not get a request in each of its %d "
+			     "entries within 5 s; killed", name, r, owned);
+			kill(cur, SIGKILL);
+		} else if ((uint32_t)((t_full - t0) / 1000) > fill_ms_max) {
+			fill_ms_max = (uint32_t)((t_full - t0) / 1000);
+		}
+		waitpid(cur, NULL, 0);
+		forget_pid(cur);
+		for (int i = 0; i < 4; i++)
+			seen[i] = L->ops[i];
+		kill(next, SIGUSR2);
+		/* every client moves again and every filler is answered */
+		for (int w = 0; w < 300; w++) {
+			int moving = 0;
+
+			for (int i = 0; i < 4; i++)
+				moving += L->ops[i] != seen[i] || L->errs[i];
+			if (moving == 4 && L->fill_done >= fill_sent)
+				break;
+			usleep(10000);
+		}
+		for (int i = 0; i < 4; i++)
+			if (L->ops[i] == seen[i]) {
+				note("%s: round %d: client %d (CPU %lu) made no progress for 3 s after "
+				     "the adoption", name, r, i, i % ncpu);
+				stuck_now++;
+			}
+		if (L->fill_done < fill_sent)
+			note("%s: round %d: %d of %d fillers unanswered 3 s after the adoption", name,
+			     r, fill_sent - L->fill_done, fill_sent);
+		if (L->fill_err)
+			note("%s: round %d: %d fillers got %s (want ENOENT)", name, r, L->fill_err,
+			     L->fill_lasterr > 0 ? strerrorname_np(L->fill_lasterr) : "success");
+		for (int i = 0; i < nf; i++) {
+			if (waitpid(fp[i], NULL, WNOHANG) == fp[i])
+				forget_pid(fp[i]);
+		}
+		cur = next;
+		owned = reg ? owned + (int)(S.nq * DEPTH) : owned;
+		usleep(200000); /* let the round's gaps settle, then read them */
+		for (int i = 0; i < 4; i++)
+			if (L->gap_us[r][i] > stall[r])
+				stall[r] = L->gap_us[r][i];
+		if (stuck_now || L->fill_done < fill_sent) {
+			nstuck += stuck_now ? stuck_now : 1;
+			r++;
+			break;
+		}
+	}
+	pump(200, NULL, NULL);
+	for (unsigned i = 0; i < S.nlog; i++) {
+		adopted += S.log[i].type == M_ADOPTED;
+		cqe_errs += S.log[i].type == M_CQE_ERR;
+	}
+	L->stop = 1;
+	usleep(200000);
+	long ops = 0, errs = 0;
+	int lasterr = 0;
+
+	for (int i = 0; i < 4; i++) {
+		ops += L->ops[i];
+		errs += L->errs[i];
+		if (L->errs[i])
+			lasterr = L->lasterr[i];
+	}
+	if (errs)
+		note("%s: a client's last error: %s", name, strerrorname_np(lasterr));
+	if (cqe_errs)
+		note("%s: %d CQEs with an error in the servers' rings", name, cqe_errs);
+	for (int i = 1; i < r; i++) {
+		size_t l = strlen(list);
+
+		snprintf(list + l, sizeof(list) - l, "%s%.1f", i > 1 ? " " : "", stall[i] / 1000.0);
+	}
+	note("%s: longest gap a client saw per handover (ms): %s", name, list);
+	qsort(stall + 1, (size_t)(r - 1), sizeof(stall[0]), cmp_u32);
+	snprintf(ents, sizeof(ents), reg ? "%u per queue, %u more each handover" : "%u per queue",
+		 DEPTH, DEPTH);
+	result(name, nstuck ? "CLIENTS-STUCK" : errs ? "CLIENT-ERRORS" : unfilled ? "NOT-FILLED" : "ALL-SERVED",
+	       "%d handovers (the old generation holds every request %s (%s), %s; the new one "
+	       "%scommits them) under 4 looping stat clients: "
+	       "%ld ops, %ld errors, %d stuck, %d rounds not filled, %d requests adopted; stall "
+	       "median %.1f ms, max %.1f ms; filling took at most %u ms",
+	       r - 1, no_fill ? "but does not wait for its entries to fill"
+			      : "until each of its entries holds one",
+	       ents, close_ring ? "closes its ring, exits" : "exits",
+	       reg ? "registers its own entries, then " : "", ops, errs, nstuck, unfilled, adopted,
+	       r > 1 ? stall[1 + (r - 2) / 2] / 1000.0 : 0.0, r > 1 ? stall[r - 1] / 1000.0 : 0.0,
+	       fill_ms_max);
+	E6.on = pool_mode = 0;
+	teardown();
+	munmap((void *)L, sizeof(*L));
+}
+
 /* ---- --check: what was measured, on FUSE 7.45 (Linux 6.18) and 7.46
  * (Linux 7.3, tests/vm); the same on both. E4b and E4c race the kernel
  * (how many requests land in the old ring's entries after its last look)
  * and are reported, not checked. Bit per group in the exit status. */
 
-static const struct { const char *name, *res; int bit; } expect[] = {
-	{ "E1a-devfuse-resend", "RESENT-AND-ANSWERED", 1 },
-	{ "E1b-devfuse-clone-dies", "CLIENT-ERROR", 1 },
-	{ "E2a-uring-held-request", "CLIENT-WAITS", 2 },
-	{ "E2b-uring-register-again", "ACCEPTED", 4 },
-	{ "E2c-uring-backlog", "DRAINS-AT-NEXT-COMMIT", 8 },
-	{ "E2d-uring-held-redelivered", "NEVER", 16 },
-	{ "E3a-uring-adopt-commit", "ANSWERED-BY-B", 32 },
-	{ "E3b-uring-adopted-entry-serves", "SERVES-THROUGH-B", 32 },
-	{ "E4a-uring-idle-handover", "SERVED-AFTER-KICK", 64 },
+/* pools: -1 on every kernel, 0 where INIT offers no buffer pools (6.18),
+ * 1 where it does (7.3). Bits: 4 a second process joins existing queues
+ * (E2b, E5a-c), 32 adoption (E3, E5d-e), 64 handovers (E4a, E6). E4a
+ * has two outcomes: the gap request either waits for a kick or went to an
+ * entry of the dead A that the kernel had not cancelled yet. */
+static const struct { const char *name, *res; int bit, pools; } expect[] = {
+	{ "E1a-devfuse-resend", "RESENT-AND-ANSWERED", 1, -1 },
+	{ "E1b-devfuse-clone-dies", "CLIENT-ERROR", 1, -1 },
+	{ "E2a-uring-held-request", "CLIENT-WAITS", 2, -1 },
+	{ "E2b-uring-register-again", "ACCEPTED", 4, -1 },
+	{ "E2c-uring-backlog", "DRAINS-AT-NEXT-COMMIT", 8, -1 },
+	{ "E2d-uring-held-redelivered", "NEVER", 16, -1 },
+	{ "E3a-uring-adopt-commit", "ANSWERED-BY-B", 32, -1 },
+	{ "E3b-uring-adopted-entry-serves", "SERVES-THROUGH-B", 32, -1 },
+	{ "E4a-uring-idle-handover", "SERVED-AFTER-KICK|GAP-CANCELED", 64, -1 },
+	{ "E5-bufpool", "NO-BUFPOOL", 4, 0 },
+	{ "E5a-bufpool-add-queue-again", "EEXIST", 4, 1 },
+	{ "E5b-bufpool-add-pool-again", "EINVAL", 4, 1 },
+	{ "E5c-bufpool-register-again", "ACCEPTED", 4, 1 },
+	{ "E5d-bufpool-adopt-commit", "ANSWERED-BY-B", 32, 1 },
+	{ "E5e-bufpool-serves-after", "SERVES-THROUGH-B", 32, 1 },
+	{ "E6a-uring-fill-exit-adopt-load", "ALL-SERVED", 64, -1 },
+	{ "E6b-uring-fill-close-exit-adopt-load", "ALL-SERVED", 64, -1 },
+	{ "E6c-uring-fill-exit-register-adopt-load", "ALL-SERVED", 64, -1 },
+	{ "E6e-uring-fill-exit-adopt-bufpool-load", "NO-BUFPOOL", 64, 0 },
 };
+
+/* Whether res is one of the |-separated results in set. */
+static int one_of(const char *res, const char *set)
+{
+	size_t n = strlen(res);
+
+	for (const char *p = set; p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
+		if (!strncmp(p, res, n) && (p[n] == '|' || !p[n]))
+			return 1;
+	return 0;
+}
 
 static int check(void)
 {
-	int rc = 0;
+	int rc = 0, pools = !!(S.offered & FUSE_HAS_IO_URING_BUFPOOL);
 
 	for (unsigned i = 0; i < nresults; i++)
 		for (unsigned j = 0; j < sizeof(expect) / sizeof(expect[0]); j++)
 			if (!strcmp(results[i].name, expect[j].name) &&
-			    strcmp(results[i].res, expect[j].res)) {
+			    (expect[j].pools < 0 || expect[j].pools == pools) &&
+			    !one_of(results[i].res, expect[j].res)) {
 				printf("CHECK %s: %s, measured before: %s (FUSE 7.%u now)\n",
 				       results[i].name, results[i].res, expect[j].res, S.minor);
 				rc |= expect[j].bit;
@@ -1201,10 +1726,20 @@ static unsigned possible_cpus(void)
 	return hi + 1;
 }
 
+/* Whether the group c is to run; if so, its own alarm (the load groups
+ * take minutes under TCG). */
+static int group(const char *only, int c)
+{
+	if (!strchr(only, c))
+		return 0;
+	alarm(600);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
-	/* Which experiments: 1 2 3, a (E4a), l (E4b, E4c); default all. */
-	const char *only = "123al";
+	/* Which experiments: 1 2 3, a (E4a), 5 (E5), l (E4b, E4c), 6 (E6a-c); default all. */
+	const char *only = "123a5l6";
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--check"))
@@ -1224,20 +1759,28 @@ int main(int argc, char **argv)
 	}
 	signal(SIGALRM, on_alarm);
 	signal(SIGPIPE, SIG_IGN);
-	alarm(600);
-	if (strchr(only, '1')) {
+	if (group(only, '1')) {
 		e1(0);
 		e1(1);
 	}
-	if (strchr(only, '2'))
+	if (group(only, '2'))
 		e2_e3(0);
-	if (strchr(only, '3'))
+	if (group(only, '3'))
 		e2_e3(1);
-	if (strchr(only, 'a'))
+	if (group(only, 'a'))
 		e4_gap();
-	if (strchr(only, 'l')) {
+	if (group(only, '5'))
+		e5();
+	if (group(only, 'l')) {
 		e4_load(0, 20);
 		e4_load(1, 20);
+	}
+	if (group(only, '6')) {
+		e6_load(0, 0, 0, 0, 20);
+		e6_load(0, 1, 0, 0, 20);
+		e6_load(1, 0, 0, 0, 20);
+		e6_load(0, 0, 1, 0, 20);
+		e6_load(0, 0, 0, 1, 20);
 	}
 	return check_mode ? check() : 0;
 }
