@@ -1,8 +1,9 @@
 /*
  * Shared by the parts of the fuzz_decode target: the harness (fuzz_decode.c)
  * that frames the input and drives dispatch, the in-fuzzer plugin
- * (fuzz_plugin.c) and the fake transport that checks every reply
- * (fuzz_check.c). One request is in flight at a time.
+ * (fuzz_plugin.c) and the checks of every reply the shared fake
+ * transport (tests/unit/faketransport.h) takes (fuzz_check.c). One request
+ * is in flight at a time.
  *
  * Input framing (gen_corpus.py writes the same):
  *   byte 0    flags, FZ_* below
@@ -20,6 +21,8 @@
 
 #include "proto/ops.h"
 #include "runtime/dispatch.h"
+
+#include "faketransport.h"
 
 #define FZ_FRAME 6
 
@@ -56,10 +59,9 @@ enum {
 
 /* The request in flight, as the harness built and decoded it. */
 struct fuzz_req {
-	struct fring_req r;
+	struct ft_req fr;    /* fr.r the request, fr.sends/releases its counts */
 	int exp_rc;          /* fring_decode's verdict on the same bytes */
 	struct fring_decoded exp;
-	int sends, releases;
 	int32_t error;       /* of the reply sent */
 	size_t bodylen;
 	const void *part[3]; /* the request's buffers (header, arg, payload) */
@@ -86,10 +88,9 @@ fring_req *fuzz_plugin_held(void);
 int fuzz_plugin_expect(int32_t *err);
 void fuzz_plugin_answer(fring_req *r);
 
-/* fuzz_check.c: the fake transport. */
-int fuzz_send(struct fring_req *r, const struct iovec *iov, int n);
-void fuzz_release(struct fring_req *r);
-/* { fuzz_send, fuzz_release }, for fring_req_init. */
-extern const struct fring_req_ops fuzz_req_ops;
+/* fuzz_check.c: the fake transport, its checks hooked in (fuzz_ft.check,
+ * fuzz_ft.released); its rq is set per input. */
+extern struct fake_transport fuzz_ft;
+void fuzz_ft_setup(void);
 
 #endif /* FRING_FUZZ_H */

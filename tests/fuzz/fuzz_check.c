@@ -1,6 +1,7 @@
 /*
- * The fake transport of fuzz_decode: every reply the runtime hands it must
- * be one the kernel would accept. Out header length = iovec total, error
+ * The checks fuzz_decode hooks into the fake transport (faketransport.h,
+ * which refuses a second reply or release): every reply the runtime hands
+ * it must be one the kernel would accept. Out header length = iovec total, error
  * in -511..0 with no body, body size per the opcode's reply kinds (its
  * row in core/proto/ops.def), dirent records well formed, at most one
  * reply, none to FORGET & co.
@@ -134,39 +135,33 @@ static void check_body(const struct fring_decoded *d, const uint8_t *b,
 
 static volatile uint8_t sink;
 
-int fuzz_send(struct fring_req *r, const struct iovec *iov, int n)
+struct fake_transport fuzz_ft;
+
+static void check_reply(struct ft_req *fq, const struct iovec *iov, int n)
 {
 	struct fuzz_req *q = fuzz_cur;
 	struct fuse_out_header oh;
-	static uint8_t body[1 << 20];
-	size_t total = 0, blen = 0, rule;
+	const uint8_t *body = fuzz_ft.reply + sizeof(oh);
+	size_t blen, rule;
 	uint8_t sum = 0;
 	int kind;
 
-	FUZZ_ASSERT(q && r == &q->r, "reply for a request not in flight");
+	FUZZ_ASSERT(q && fq == &q->fr, "reply for a request not in flight");
 	FUZZ_ASSERT(!fring_op_no_reply(q->exp.opcode), "reply to %s",
 		    fring_opcode_name(q->exp.opcode));
-	FUZZ_ASSERT(++q->sends == 1, "second reply to unique %llu",
-		    (unsigned long long)r->unique);
 	FUZZ_ASSERT(n >= 1 && iov[0].iov_len == sizeof(oh), "iov[0] %zu",
 		    n >= 1 ? iov[0].iov_len : 0);
-	memcpy(&oh, iov[0].iov_base, sizeof(oh));
-	for (int i = 0; i < n; i++) {
-		FUZZ_ASSERT(iov[i].iov_base || !iov[i].iov_len, "NULL iov %d", i);
-		if (i > 0) {
-			FUZZ_ASSERT(blen + iov[i].iov_len <= sizeof(body),
-				    "body over 1 MiB");
-			memcpy(body + blen, iov[i].iov_base, iov[i].iov_len);
-			blen += iov[i].iov_len;
-		}
-		total += iov[i].iov_len;
-	}
+	FUZZ_ASSERT(fuzz_ft.reply_len >= sizeof(oh), "reply of %zu bytes",
+		    fuzz_ft.reply_len);
+	memcpy(&oh, fuzz_ft.reply, sizeof(oh));
+	blen = fuzz_ft.reply_len - sizeof(oh);
 	/* Touch every byte: valgrind flags uninitialised reply bytes. */
 	for (size_t i = 0; i < blen; i++)
 		sum ^= body[i];
 	if (sum == 0x5a)
 		sink++;
-	FUZZ_ASSERT(oh.len == total, "out len %u, iov total %zu", oh.len, total);
+	FUZZ_ASSERT(oh.len == fuzz_ft.reply_len, "out len %u, iov total %zu",
+		    oh.len, fuzz_ft.reply_len);
 	FUZZ_ASSERT(oh.unique == q->exp.unique, "unique %llu, request %llu",
 		    (unsigned long long)oh.unique,
 		    (unsigned long long)q->exp.unique);
@@ -176,7 +171,7 @@ int fuzz_send(struct fring_req *r, const struct iovec *iov, int n)
 	q->bodylen = blen;
 	if (oh.error) {
 		FUZZ_ASSERT(blen == 0, "error %d with %zu body bytes", oh.error, blen);
-		return 0;
+		return;
 	}
 	FUZZ_ASSERT(q->exp_rc == 0, "success reply to a request that decoded %d",
 		    q->exp_rc);
@@ -190,19 +185,21 @@ int fuzz_send(struct fring_req *r, const struct iovec *iov, int n)
 		FUZZ_ASSERT(blen <= rule, "%s body %zu over %zu",
 			    fring_opcode_name(q->exp.opcode), blen, rule);
 	check_body(&q->exp, body, blen);
-	return 0;
 }
 
 /* The harness frees the request after checking it was released once. */
-void fuzz_release(struct fring_req *r)
+static void check_release(struct ft_req *fq)
 {
-	struct fuzz_req *q = fuzz_cur;
-
-	FUZZ_ASSERT(q && r == &q->r, "release of a request not in flight");
-	FUZZ_ASSERT(++q->releases == 1, "released twice");
+	FUZZ_ASSERT(fuzz_cur && fq == &fuzz_cur->fr,
+		    "release of a request not in flight");
 }
 
-const struct fring_req_ops fuzz_req_ops = {
-	.send = fuzz_send,
-	.release = fuzz_release,
-};
+/* Once per process: replies up to a 1 MiB body. */
+void fuzz_ft_setup(void)
+{
+	if (fuzz_ft.reply)
+		return;
+	ft_init(&fuzz_ft, NULL, sizeof(struct fuse_out_header) + (1 << 20));
+	fuzz_ft.check = check_reply;
+	fuzz_ft.released = check_release;
+}

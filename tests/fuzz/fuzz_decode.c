@@ -145,11 +145,11 @@ static void check_finished(struct fuzz_req *q, struct fring_dispatch *dx,
 {
 	int32_t err;
 
-	FUZZ_ASSERT(q->releases == 1, "%d releases", q->releases);
+	FUZZ_ASSERT(q->fr.releases == 1, "%d releases", q->fr.releases);
 	if (shortread || fring_op_no_reply(q->exp.opcode)) {
-		FUZZ_ASSERT(q->sends == 0, "reply to a request that gets none");
+		FUZZ_ASSERT(q->fr.sends == 0, "reply to a request that gets none");
 	} else {
-		FUZZ_ASSERT(q->sends == 1, "%d replies", q->sends);
+		FUZZ_ASSERT(q->fr.sends == 1, "%d replies", q->fr.sends);
 		if (expected_error(q, (beh & 7) == B_DEFAULTS, &err))
 			FUZZ_ASSERT(q->error == err, "%s (decode %d, behaviour %u): "
 				    "error %d, expected %d",
@@ -184,11 +184,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dx.conn = (struct fring_proto_conn){ .minor = FRING_PROTO_MINOR,
 		.setxattr_ext = !!(flags & FZ_XATTR_EXT),
 		.max_write = maxw[(flags >> FZ_MAXW_SHIFT) & 3] };
-	fring_req_init(&q->r, &dx.rq, &fuzz_req_ops, q, -1, 0);
+	fuzz_ft_setup();
+	fuzz_ft.rq = &dx.rq;
+	ft_req_init(&fuzz_ft, &q->fr);
 	if (flags & FZ_SCRATCH) {
-		q->r.scratch_cap = (size_t)data[4] | (size_t)data[5] << 8;
-		q->r.scratch = malloc(q->r.scratch_cap);
-		if (!q->r.scratch)
+		q->fr.r.scratch_cap = (size_t)data[4] | (size_t)data[5] << 8;
+		q->fr.r.scratch = malloc(q->fr.r.scratch_cap);
+		if (!q->fr.r.scratch)
 			abort();
 	}
 	h = build(q, flags, data, size);
@@ -209,12 +211,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 
 	if (two)
-		fring_dispatch(&dx, &q->r, q->part[0], arg, arglen, q->part[2],
+		fring_dispatch(&dx, &q->fr.r, q->part[0], arg, arglen, q->part[2],
 			       q->partlen[2]);
 	else
-		fring_dispatch_buf(&dx, &q->r, q->part[0], q->partlen[0]);
+		fring_dispatch_buf(&dx, &q->fr.r, q->part[0], q->partlen[0]);
 	if (fuzz_plugin_held()) {
-		FUZZ_ASSERT(q->sends == 0 && q->releases == 0 &&
+		FUZZ_ASSERT(q->fr.sends == 0 && q->fr.releases == 0 &&
 			    fring_dispatch_outstanding(&dx) == 1,
 			    "held request answered or untracked");
 		fuzz_plugin_answer(fuzz_plugin_held());
@@ -229,7 +231,7 @@ out:
 	free((void *)q->part[1]);
 	if (q->part[2])
 		free((uint8_t *)q->part[2] - q->skew);
-	free(q->r.scratch);
+	free(q->fr.r.scratch);
 	free(q);
 	return 0;
 }

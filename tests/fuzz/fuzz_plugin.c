@@ -301,8 +301,8 @@ void fuzz_plugin_handle(fring_req *r)
 	struct fring_req_ctx c = { .size = sizeof(c) };
 
 	/* The handle is the request's address tagged with its generation. */
-	FUZZ_ASSERT(fring_req_ptr(r) == &fuzz_cur->r &&
-		    fring_req_get(r) == &fuzz_cur->r, "unknown request handle");
+	FUZZ_ASSERT(fring_req_ptr(r) == &fuzz_cur->fr.r &&
+		    fring_req_get(r) == &fuzz_cur->fr.r, "unknown request handle");
 	FUZZ_ASSERT(H->req_ctx(r, &c) == 0 && c.opcode == d->opcode &&
 		    c.unique == d->unique && c.nodeid == d->nodeid &&
 		    c.uid == d->uid && c.gid == d->gid && c.pid == d->pid,

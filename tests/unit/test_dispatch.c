@@ -16,55 +16,14 @@
 #include "runtime/init.h"
 #include "runtime/session.h"
 
+#include "faketransport.h"
+
 static const struct fring_host_api *H;
 static struct fring_dispatch dx;
 
-/* ---- fake transport: one reply captured per request ---- */
+/* ---- the fake transport (faketransport.h): one reply captured ---- */
 
-static uint8_t reply[8192];
-static size_t reply_len;
-static int nsends, nreleases;
-
-static int fake_send(struct fring_req *r, const struct iovec *iov, int n)
-{
-	reply_len = 0;
-	for (int i = 0; i < n; i++) {
-		cr_assert(reply_len + iov[i].iov_len <= sizeof(reply));
-		memcpy(reply + reply_len, iov[i].iov_base, iov[i].iov_len);
-		reply_len += iov[i].iov_len;
-	}
-	nsends++;
-	return 0;
-}
-
-/* Like devfuse: the request block is done with when both the reply
- * (release) and the dispatching thread are, so replies made during the
- * callback can always be checked for exactly-once. As a transport's, its
- * memory lives on to the end (request.h: a host call may still hold a
- * reference while the reply releases it): freed at teardown. */
-struct blk {
-	int refs;
-	struct blk *dead_next;
-	struct fring_req r;
-};
-
-static struct blk *dead;
-
-static void put(struct fring_req *r)
-{
-	struct blk *b = r->tdata;
-
-	if (--b->refs == 0) {
-		b->dead_next = dead;
-		dead = b;
-	}
-}
-
-static void fake_release(struct fring_req *r)
-{
-	nreleases++;
-	put(r);
-}
+static struct fake_transport ft;
 
 /* The mount's counters, summed over their shards. */
 static struct fring_stats *stat_sum(void)
@@ -75,36 +34,26 @@ static struct fring_stats *stat_sum(void)
 	return &sum;
 }
 
-static const struct fring_req_ops fake_ops = {
-	.send = fake_send,
-	.release = fake_release,
-};
-
 static struct fring_req *new_req(size_t buflen, uint8_t **buf)
 {
-	struct blk *b = calloc(1, sizeof(*b) + buflen + 8);
-
-	cr_assert(b);
-	*buf = (uint8_t *)(b + 1);
-	fring_req_init(&b->r, &dx.rq, &fake_ops, b, -1, 0);
-	b->refs = 2;
-	return &b->r;
+	return &ft_req_new(&ft, buflen, buf)->r;
 }
 
+/* The dispatching thread is done with r (the block lives to teardown). */
 static void dispatch_and_put(struct fring_req *r, const uint8_t *buf, size_t len)
 {
 	fring_dispatch_buf(&dx, r, buf, len);
-	put(r);
+	ft_req_put(ft_req_of(r));
 }
 
 static const struct fuse_out_header *oh(void)
 {
-	return (const void *)reply;
+	return (const void *)ft.reply;
 }
 
 static const void *body(void)
 {
-	return reply + sizeof(struct fuse_out_header);
+	return ft.reply + sizeof(struct fuse_out_header);
 }
 
 /* ---- the in-test plugin ---- */
@@ -272,21 +221,15 @@ static void setup(void)
 					     .max_write = 1 << 20 };
 	held = NULL;
 	first_ret = second_ret = 12345;
-	nsends = nreleases = 0;
+	ft_init(&ft, &dx.rq, 8192);
 	nforgot = 0;
-	reply_len = 0;
 }
 
 static void teardown(void)
 {
 	cr_expect_eq(fring_dispatch_outstanding(&dx), 0, "requests left unanswered");
 	fring_dispatch_destroy(&dx);
-	while (dead) {
-		struct blk *b = dead;
-
-		dead = b->dead_next;
-		free(b);
-	}
+	ft_fini(&ft);
 }
 
 TestSuite(dispatch, .init = setup, .fini = teardown);
@@ -315,10 +258,10 @@ static void run(uint32_t op, uint64_t unique, uint64_t nodeid, const void *arg,
 
 static void expect_header(int32_t error, uint64_t unique, size_t bodylen)
 {
-	cr_assert_eq(nsends, 1, "sends: %d", nsends);
-	cr_assert_eq(reply_len, sizeof(struct fuse_out_header) + bodylen,
-		     "reply len %zu", reply_len);
-	cr_expect_eq(oh()->len, reply_len);
+	cr_assert_eq(ft.sends, 1, "sends: %d", ft.sends);
+	cr_assert_eq(ft.reply_len, sizeof(struct fuse_out_header) + bodylen,
+		     "reply len %zu", ft.reply_len);
+	cr_expect_eq(oh()->len, ft.reply_len);
 	cr_expect_eq(oh()->error, error, "error %d", oh()->error);
 	cr_expect_eq(oh()->unique, unique);
 }
@@ -339,7 +282,7 @@ Test(dispatch, lookup_entry_bytes)
 	cr_expect_eq(e->attr.ino, 5);
 	cr_expect_eq(e->attr.mode, S_IFREG | 0644);
 	cr_expect_eq(e->attr.size, 42);
-	cr_expect_eq(nreleases, 1);
+	cr_expect_eq(ft.releases, 1);
 }
 
 Test(dispatch, getattr_attr_bytes)
@@ -369,7 +312,7 @@ Test(dispatch, open_plugin_and_default)
 	cr_expect_eq(o->open_flags, FRING_FOPEN_CACHE_DIR);
 
 	/* No open op: the host answers fh 0. */
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_OPEN, 16, 5, &oi, sizeof(oi), NULL, NULL);
 	expect_header(0, 16, sizeof(struct fuse_open_out));
 	o = body();
@@ -390,7 +333,7 @@ Test(dispatch, zero_copy_open_flag_filtered)
 	cr_expect_eq(o->open_flags, FRING_FOPEN_CACHE_DIR, "kept on a copy mount");
 
 	atomic_store(&dx.mount.zero_copy, 1);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_OPENDIR, 22, 1, &oi, sizeof(oi), NULL, NULL);
 	o = body();
 	cr_expect_eq(o->open_flags, FRING_FOPEN_CACHE_DIR |
@@ -398,7 +341,7 @@ Test(dispatch, zero_copy_open_flag_filtered)
 
 	older.abi_minor = 4; /* bit 8 meant nothing before 1.5 */
 	dx.desc = &older;
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_OPENDIR, 24, 1, &oi, sizeof(oi), NULL, NULL);
 	o = body();
 	cr_expect_eq(o->open_flags, FRING_FOPEN_CACHE_DIR, "kept for a 1.4 plugin");
@@ -414,10 +357,10 @@ Test(dispatch, null_slot_defaults)
 
 	run(FUSE_RELEASE, 20, 5, &ri, sizeof(ri), NULL, NULL);
 	expect_header(0, 20, 0);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_MKDIR, 22, 1, &mi, sizeof(mi), "d", NULL);
 	expect_header(-ENOSYS, 22, 0);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_READLINK, 24, 1, NULL, 0, NULL, NULL);
 	expect_header(-ENOSYS, 24, 0);
 }
@@ -429,7 +372,7 @@ Test(dispatch, unknown_opcode_enosys)
 	run(99, 30, 1, &junk, sizeof(junk), NULL, NULL);
 	expect_header(-ENOSYS, 30, 0);
 	cr_expect_eq(stat_sum()->requests[FUSE_OPCODE_MAX], 1);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_BMAP, 32, 1, &(struct fuse_bmap_in){ 0 },
 	    sizeof(struct fuse_bmap_in), NULL, NULL);
 	expect_header(-ENOSYS, 32, 0);
@@ -482,11 +425,11 @@ Test(dispatch, entry_naming_the_root_gets_eio)
 	cr_expect_eq(first_ret, -EINVAL);
 	cr_expect_eq(stat_sum()->misuse, 1);
 
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_LOOKUP, 45, 3, NULL, 0, "..", NULL); /* NFS export asks this */
 	expect_header(0, 45, sizeof(struct fuse_entry_out));
 
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_READDIRPLUS, 46, 2, &ri, sizeof(ri), NULL, NULL);
 	expect_header(-EIO, 46, 0);
 	cr_expect_eq(second_ret, -EINVAL);
@@ -504,13 +447,13 @@ Test(dispatch, xattr_probe_and_range)
 	go = body();
 	cr_expect_eq(go->size, 5);
 
-	nsends = 0;
+	ft.sends = 0;
 	gi.size = 3;
 	run(FUSE_GETXATTR, 52, 5, &gi, sizeof(gi), "user.x", NULL);
 	expect_header(-ERANGE, 52, 0);
 
 	/* More than the caller's buffer: EIO to the kernel, -EINVAL back. */
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_GETXATTR, 54, 5, &gi, sizeof(gi), "user.big", NULL);
 	expect_header(-EIO, 54, 0);
 	cr_expect_eq(first_ret, -EINVAL);
@@ -539,7 +482,7 @@ Test(dispatch, write_counts)
 	cr_expect_eq(wo->size, 3);
 
 	/* count > len is a plugin bug */
-	nsends = 0;
+	ft.sends = 0;
 	w.wi.offset = 1;
 	run(FUSE_WRITE, 72, 5, &w, sizeof(w), NULL, NULL);
 	expect_header(-EIO, 72, 0);
@@ -568,7 +511,7 @@ Test(dispatch, data_path_fd_services)
 	cr_expect(!memcmp(back, "\0\0hello", 7));
 
 	/* Short at EOF: 7 bytes of the 16 asked. */
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_READ, 76, 9, &ri, sizeof(ri), NULL, NULL);
 	expect_header(0, 76, 7);
 	cr_expect(!memcmp(body(), "\0\0hello", 7));
@@ -583,7 +526,7 @@ Test(dispatch, copy_file_range_sizes)
 	run(FUSE_COPY_FILE_RANGE, 80, 5, &ci, sizeof(ci), NULL, NULL);
 	expect_header(0, 80, sizeof(struct fuse_write_out));
 	cr_expect_eq(((const struct fuse_write_out *)body())->size, 4096);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_COPY_FILE_RANGE_64, 82, 5, &ci, sizeof(ci), NULL, NULL);
 	expect_header(0, 82, sizeof(struct fuse_copy_file_range_out));
 	cr_expect_eq(((const struct fuse_copy_file_range_out *)body())->bytes_copied,
@@ -596,7 +539,7 @@ Test(dispatch, exactly_once)
 	expect_header(0, 90, sizeof(struct fuse_entry_out));
 	cr_expect_eq(first_ret, 0);
 	cr_expect_eq(second_ret, -EALREADY);
-	cr_expect_eq(nreleases, 1);
+	cr_expect_eq(ft.releases, 1);
 }
 
 Test(dispatch, wrong_kind_eio)
@@ -606,7 +549,7 @@ Test(dispatch, wrong_kind_eio)
 	cr_expect_eq(first_ret, -EINVAL);
 	cr_expect_eq(stat_sum()->misuse, 1);
 
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_LOOKUP, 94, 1, NULL, 0, "zero", NULL);
 	expect_header(-EIO, 94, 0);
 	cr_expect_eq(first_ret, -EINVAL);
@@ -617,10 +560,10 @@ Test(dispatch, errno_sanitized)
 	run(FUSE_LOOKUP, 96, 1, NULL, 0, "positive", NULL);
 	expect_header(-EIO, 96, 0);
 	cr_expect_eq(first_ret, -EINVAL);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_LOOKUP, 98, 1, NULL, 0, "huge", NULL);
 	expect_header(-EIO, 98, 0);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_LOOKUP, 100, 1, NULL, 0, "missing", NULL);
 	expect_header(-ENOENT, 100, 0);
 	cr_expect_eq(first_ret, 0);
@@ -642,7 +585,7 @@ Test(dispatch, malformed_eio)
 	expect_header(-EIO, 110, 0);
 
 	/* GETATTR with a 4-byte arg */
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_GETATTR, 112, 1, &shortarg, sizeof(shortarg), NULL, NULL);
 	expect_header(-EIO, 112, 0);
 	cr_expect_eq(stat_sum()->malformed, 2);
@@ -658,8 +601,8 @@ Test(dispatch, forget_no_reply)
 
 	run(FUSE_FORGET, 120, 5, &fi, sizeof(fi), NULL, NULL);
 	run(FUSE_BATCH_FORGET, 122, 0, &bf, sizeof(bf), NULL, NULL);
-	cr_expect_eq(nsends, 0);
-	cr_expect_eq(nreleases, 2);
+	cr_expect_eq(ft.sends, 0);
+	cr_expect_eq(ft.releases, 2);
 	cr_assert_eq(nforgot, 3);
 	cr_expect_eq(forgot[0].nodeid, 5);
 	cr_expect_eq(forgot[0].nlookup, 3);
@@ -674,11 +617,11 @@ Test(dispatch, interrupt_and_late_reply)
 
 	run(FUSE_LOOKUP, 130, 1, NULL, 0, "later", NULL);
 	cr_assert(held);
-	cr_expect_eq(nsends, 0);
+	cr_expect_eq(ft.sends, 0);
 	cr_expect_eq(fring_dispatch_outstanding(&dx), 1);
 	cr_expect_eq(H->req_interrupted(held), 0);
 	run(FUSE_INTERRUPT, 131, 0, &ii, sizeof(ii), NULL, NULL);
-	cr_expect_eq(nsends, 0, "no reply to INTERRUPT");
+	cr_expect_eq(ft.sends, 0, "no reply to INTERRUPT");
 	cr_expect_eq(H->req_interrupted(held), 1);
 	/* Negative entry, answered late from "another thread". */
 	cr_expect_eq(H->reply_entry(held, &e), 0);
@@ -705,7 +648,7 @@ Test(dispatch, init_again_and_destroy)
 
 	run(FUSE_INIT, 150, 0, &ii, sizeof(ii), NULL, NULL);
 	expect_header(-EIO, 150, 0);
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_DESTROY, 152, 0, NULL, 0, NULL, NULL);
 	expect_header(0, 152, 0);
 }
@@ -1039,7 +982,7 @@ Test(dispatch, posix_locks_reach_getlk_and_setlk)
 	cr_expect_eq(last_lock.owner, 0xabc);
 	cr_expect_eq(last_lock.fh, 3);
 
-	nsends = 0;
+	ft.sends = 0;
 	run(FUSE_SETLKW, 302, 5, &lk, sizeof(lk), NULL, NULL);
 	expect_header(0, 302, 0);
 	cr_expect_eq(last_lock.sleep, 1);

@@ -3,10 +3,11 @@
  * thread's fast path (fring_req_claim_owner: no atomic read-modify-write),
  * the off-thread claim (fring_req_claim: a reference in xrefs around a
  * compare-and-swap) and the hand-back (fring_req_xref_put), driven
- * directly on one request object, without a transport. The stress test
- * races the owner's claim against an off-thread one on a request that is
- * recycled (fring_req_init: a new generation) every round, as a ring entry
- * is, and checks that exactly one of them wins each round.
+ * directly on one request object of the fake transport (faketransport.h),
+ * with no dispatch. The stress test races the owner's claim against an
+ * off-thread one on a request that is recycled (fring_req_init: a new
+ * generation) every round, as a ring entry is, and checks that exactly
+ * one of them wins each round.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,35 +23,21 @@
 #include "request/request.h"
 #include "runtime/dispatch.h"
 
+#include "faketransport.h"
+
 static struct fring_dispatch dx;
-static struct fring_req req;
+static struct fake_transport ft;
+static struct ft_req one, two; /* the request under test, and a second */
 static int owner_token; /* the owner thread's identity (fring_req_thread) */
-static int sends, releases;
 static fring_req *recycle_handle; /* for enter_off */
 
-static int t_send(struct fring_req *r, const struct iovec *iov, int n)
-{
-	(void)r, (void)iov, (void)n;
-	sends++;
-	return 0;
-}
-
-static void t_release(struct fring_req *r)
-{
-	(void)r;
-	releases++;
-}
-
-static const struct fring_req_ops t_ops = {.send = t_send,
-					   .release = t_release};
-
-/* A fresh generation of req, owned by owner_token's thread, as a ring
+/* A fresh generation of one.r, owned by owner_token's thread, as a ring
  * entry's request is when it arrives. */
 static fring_req *recycle(void)
 {
-	fring_req_init(&req, &dx.rq, &t_ops, NULL, -1, 0);
-	fring_req_set_owner(&req, &owner_token);
-	return fring_req_handle(&req);
+	ft_req_init(&ft, &one);
+	fring_req_set_owner(&one.r, &owner_token);
+	return fring_req_handle(&one.r);
 }
 
 static void setup(void)
@@ -58,16 +45,22 @@ static void setup(void)
 	memset(&dx, 0, sizeof(dx));
 	dx.mount.name = "/mnt/claim";
 	dx.rq.name = dx.mount.name;
-	memset(&req, 0, sizeof(req));
-	sends = releases = 0;
+	memset(&one, 0, sizeof(one));
+	memset(&two, 0, sizeof(two));
+	ft_init(&ft, &dx.rq, 4096);
 	fring_req_thread = &owner_token; /* the test's main thread owns req */
 }
 
-TestSuite(claim, .init = setup);
+static void teardown(void)
+{
+	ft_fini(&ft);
+}
+
+TestSuite(claim, .init = setup, .fini = teardown);
 
 static unsigned st(void)
 {
-	return FRING_REQ_ST(atomic_load(&req.state));
+	return FRING_REQ_ST(atomic_load(&one.r.state));
 }
 
 /* Run fn(arg) on a thread that is no transport's (fring_req_thread NULL)
@@ -85,9 +78,9 @@ static void *off_thread(void *arg)
 
 	fring_req_thread = NULL;
 	c->ret = c->fn(c->h);
-	c->xrefs_after = atomic_load(&req.xrefs);
+	c->xrefs_after = atomic_load(&one.r.xrefs);
 	if (c->put)
-		c->put_ret = fring_req_xref_put(&req);
+		c->put_ret = fring_req_xref_put(&one.r);
 	return NULL;
 }
 
@@ -107,8 +100,8 @@ Test(claim, owner_fast_path_no_rmw)
 
 	cr_assert_eq(fring_req_claim_owner(h), 0);
 	cr_expect_eq(st(), FRING_REQ_REPLIED);
-	cr_expect_eq(req.claim_rmw, 0, "the owner's uncontended claim took no RMW");
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(one.r.claim_rmw, 0, "the owner's uncontended claim took no RMW");
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
 	/* Every later claim loses: the owner's own, the fast path again, and
 	 * another thread's, which keeps no reference after losing. */
 	cr_expect_eq(fring_req_claim(h), -EALREADY);
@@ -116,7 +109,8 @@ Test(claim, owner_fast_path_no_rmw)
 	struct off_call c = call_off(fring_req_claim, h, 0);
 	cr_expect_eq(c.ret, -EALREADY);
 	cr_expect_eq(c.xrefs_after, 0, "a lost off-thread claim hands back");
-	cr_expect_eq(sends, 0); /* claims send nothing */
+	cr_expect_eq(ft.sends, 0); /* claims send nothing */
+	cr_expect_eq(ft.releases, 0);
 }
 
 Test(claim, off_thread_claim_holds_a_reference_until_hand_back)
@@ -127,8 +121,8 @@ Test(claim, off_thread_claim_holds_a_reference_until_hand_back)
 	cr_expect_eq(c.ret, 0);
 	cr_expect_eq(c.xrefs_after, 1, "the winner holds its reference");
 	cr_expect_eq(c.put_ret, 1, "xref_put drops it");
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
-	cr_expect_eq(req.claim_rmw, 1);
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
+	cr_expect_eq(one.r.claim_rmw, 1);
 	cr_expect_eq(st(), FRING_REQ_REPLIED);
 	/* The owner's fast path after an off-thread win: -EALREADY. */
 	cr_expect_eq(fring_req_claim_owner(h), -EALREADY);
@@ -140,27 +134,26 @@ Test(claim, xref_put_only_drops_the_threads_own_reference)
 
 	/* On the owner thread no reference is taken: nothing to drop. */
 	cr_expect_eq(fring_req_claim(h), 0);
-	cr_expect_eq(fring_req_xref_put(&req), 0);
+	cr_expect_eq(fring_req_xref_put(&one.r), 0);
 	cr_expect_eq(fring_req_xref_put(NULL), 0);
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
 }
 
 /* An off-thread caller that claims a second request without handing the
  * first back: its first reference is dropped by the second claim. */
-static struct fring_req req2;
 
 static int claim_two(fring_req *h)
 {
 	int a = fring_req_claim(h), b, refs;
 
-	fring_req_init(&req2, &dx.rq, &t_ops, NULL, -1, 0);
-	req2.owner = &owner_token;
-	refs = atomic_load(&req.xrefs);
-	b = fring_req_claim(fring_req_handle(&req2));
-	/* encode: first claim, second claim, req's refs before/after */
-	return a == 0 && b == 0 && refs == 1 && atomic_load(&req.xrefs) == 0 &&
-	       atomic_load(&req2.xrefs) == 1 && fring_req_xref_put(&req2) == 1 &&
-	       fring_req_xref_put(&req) == 0 ? 0 : -1;
+	ft_req_init(&ft, &two);
+	two.r.owner = &owner_token;
+	refs = atomic_load(&one.r.xrefs);
+	b = fring_req_claim(fring_req_handle(&two.r));
+	/* encode: first claim, second claim, one.r's refs before/after */
+	return a == 0 && b == 0 && refs == 1 && atomic_load(&one.r.xrefs) == 0 &&
+	       atomic_load(&two.r.xrefs) == 1 && fring_req_xref_put(&two.r) == 1 &&
+	       fring_req_xref_put(&one.r) == 0 ? 0 : -1;
 }
 
 Test(claim, a_claim_that_never_handed_back_is_dropped_by_the_next)
@@ -168,7 +161,7 @@ Test(claim, a_claim_that_never_handed_back_is_dropped_by_the_next)
 	struct off_call c = call_off(claim_two, recycle(), 0);
 
 	cr_expect_eq(c.ret, 0);
-	cr_expect_eq(atomic_load(&req2.xrefs), 0);
+	cr_expect_eq(atomic_load(&two.r.xrefs), 0);
 }
 
 Test(claim, owner_falls_back_to_cas_while_another_thread_is_inside)
@@ -176,10 +169,10 @@ Test(claim, owner_falls_back_to_cas_while_another_thread_is_inside)
 	fring_req *h = recycle();
 
 	/* A caller on another thread between its reference and its look. */
-	atomic_fetch_add(&req.xrefs, 1);
+	atomic_fetch_add(&one.r.xrefs, 1);
 	cr_expect_eq(fring_req_claim_owner(h), 0);
-	cr_expect_eq(req.claim_rmw, 1, "contended: decided by compare-and-swap");
-	atomic_fetch_sub(&req.xrefs, 1);
+	cr_expect_eq(one.r.claim_rmw, 1, "contended: decided by compare-and-swap");
+	atomic_fetch_sub(&one.r.xrefs, 1);
 	/* Its claim now loses. */
 	struct off_call c = call_off(fring_req_claim, h, 0);
 	cr_expect_eq(c.ret, -EALREADY);
@@ -192,16 +185,16 @@ Test(claim, fast_path_only_on_the_owner_thread)
 	struct off_call c = call_off(fring_req_claim_owner, h, 1);
 
 	cr_expect_eq(c.ret, 0);
-	cr_expect_eq(req.claim_rmw, 1, "off the owner: the CAS path");
+	cr_expect_eq(one.r.claim_rmw, 1, "off the owner: the CAS path");
 	cr_expect_eq(c.put_ret, 1, "with a reference, like fring_req_claim");
 	cr_expect_eq(fring_req_claim_owner(h), -EALREADY);
 
 	/* A request without an owner (devfuse): always the CAS path. */
 	h = recycle();
-	req.owner = NULL;
+	one.r.owner = NULL;
 	cr_expect_eq(fring_req_claim_owner(h), 0);
-	cr_expect_eq(req.claim_rmw, 1);
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(one.r.claim_rmw, 1);
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
 }
 
 Test(claim, stale_handle_loses_after_recycle)
@@ -231,7 +224,7 @@ Test(claim, generation_survives_init_and_skips_zero)
 		fring_req *h = recycle();
 
 		cr_assert_neq(fring_req_hgen(h), 0);
-		cr_assert_eq(fring_req_ptr(h), &req);
+		cr_assert_eq(fring_req_ptr(h), &one.r);
 	}
 }
 
@@ -243,12 +236,12 @@ static atomic_int ident_stop;
 
 static void *ident_reader(void *arg)
 {
-	volatile struct fring_req *r = &req; /* a fresh read every time */
+	volatile struct fring_req *r = &one.r; /* a fresh read every time */
 	long bad = 0;
 
 	(void)arg;
 	while (!atomic_load_explicit(&ident_stop, memory_order_relaxed))
-		if (!r->rq || r->owner != &owner_token || r->ops != &t_ops)
+		if (!r->rq || r->owner != &owner_token || r->ops != &ft_req_ops)
 			bad++;
 	return (void *)bad;
 }
@@ -267,7 +260,7 @@ Test(claim, identity_stays_while_recycled)
 	pthread_join(t, &bad);
 	cr_assert_eq((long)bad, 0, "the reader saw the identity cleared %ld times",
 		     (long)bad);
-	cr_assert_eq(req.fd, -1);
+	cr_assert_eq(one.r.fd, -1);
 }
 
 /* fring_req_enter off the owner thread holds a reference until leave, and
@@ -303,16 +296,16 @@ Test(claim, enter_holds_the_request_until_leave)
 	recycle_handle = h;
 	cr_assert_eq(pthread_create(&t, NULL, enter_off, &got), 0);
 	pthread_join(t, &ref);
-	cr_assert_eq(got, &req);
+	cr_assert_eq(got, &one.r);
 	cr_assert_eq((long)ref, 1, "off the owner thread: a reference");
-	cr_assert_eq(atomic_load(&req.xrefs), 1);
+	cr_assert_eq(atomic_load(&one.r.xrefs), 1);
 	cr_assert_eq(fring_req_claim(h), 0); /* the owner answers */
 	atomic_store(&recycled, 0);
 	cr_assert_eq(pthread_create(&t, NULL, recycler, NULL), 0);
 	usleep(50000);
 	cr_expect_eq(atomic_load(&recycled), 0, "recycled under a reference");
 	cr_expect_eq(st(), FRING_REQ_RECYCLING);
-	fring_req_leave(&req, 1);
+	fring_req_leave(&one.r, 1);
 	pthread_join(t, NULL);
 	cr_expect_eq(atomic_load(&recycled), 1);
 	cr_expect_eq(st(), FRING_REQ_PENDING);
@@ -321,7 +314,7 @@ Test(claim, enter_holds_the_request_until_leave)
 	pthread_join(t, &ref);
 	cr_expect_eq(got, NULL);
 	cr_expect_eq((long)ref, 0);
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
 }
 
 Test(claim, enter_on_the_owner_thread_takes_no_reference)
@@ -329,16 +322,16 @@ Test(claim, enter_on_the_owner_thread_takes_no_reference)
 	fring_req *h = recycle();
 	int ref = 1;
 
-	cr_assert_eq(fring_req_enter(h, &ref), &req);
+	cr_assert_eq(fring_req_enter(h, &ref), &one.r);
 	cr_expect_eq(ref, 0);
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
 	/* Mid-recycle, a caller's look finds RECYCLING: refused, unheld. */
-	atomic_store(&req.state, (atomic_load(&req.state) & ~0xffu) |
+	atomic_store(&one.r.state, (atomic_load(&one.r.state) & ~0xffu) |
 				 FRING_REQ_RECYCLING);
 	fring_req_thread = NULL;
 	cr_expect_eq(fring_req_enter(h, &ref), NULL);
 	cr_expect_eq(ref, 0);
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
 }
 
 /* ---- the race: owner fast path against an off-thread claim ---- */
@@ -378,7 +371,7 @@ static void *racer(void *arg)
 		/* The winner replies and hands the request back (start_io /
 		 * ent_release do it in the transport); a loser already has. */
 		if (!race_off_ret)
-			cr_assert_eq(fring_req_xref_put(&req), 1);
+			cr_assert_eq(fring_req_xref_put(&one.r), 1);
 		atomic_store_explicit(&race_done, i, memory_order_release);
 	}
 	return NULL;
@@ -398,12 +391,12 @@ Test(claim, owner_fast_path_races_an_off_thread_claim, .timeout = 240)
 		atomic_store_explicit(&race_go, i, memory_order_release);
 		relax(rand_r(&race_seed) % 512);
 		mine = fring_req_claim_owner(race_h);
-		if (!mine && req.claim_rmw)
+		if (!mine && one.r.claim_rmw)
 			contended++;
 		/* The owner commits only when nobody else is inside
 		 * (owner_commit_check), and the round ends with both done. */
 		await(&race_done, i);
-		while (atomic_load(&req.xrefs))
+		while (atomic_load(&one.r.xrefs))
 			sched_yield();
 		if (!mine && !race_off_ret)
 			both++;
@@ -423,5 +416,5 @@ Test(claim, owner_fast_path_races_an_off_thread_claim, .timeout = 240)
 	cr_expect_eq(both, 0, "%u rounds with two winners", both);
 	cr_expect_eq(none, 0, "%u rounds without a winner", none);
 	cr_expect_eq(owner_wins + off_wins, ROUNDS);
-	cr_expect_eq(atomic_load(&req.xrefs), 0);
+	cr_expect_eq(atomic_load(&one.r.xrefs), 0);
 }
