@@ -1678,6 +1678,7 @@ static const struct { const char *name, *res; int bit, pools; } expect[] = {
 	{ "E6b-uring-fill-close-exit-adopt-load", "ALL-SERVED", 64, -1 },
 	{ "E6c-uring-fill-exit-register-adopt-load", "ALL-SERVED", 64, -1 },
 	{ "E6e-uring-fill-exit-adopt-bufpool-load", "NO-BUFPOOL", 64, 0 },
+	{ "E6e-uring-fill-exit-adopt-bufpool-load", "ALL-SERVED", 64, 1 },
 };
 
 /* Whether res is one of the |-separated results in set. */
