@@ -113,11 +113,11 @@ def proc_cpu_seconds(pid):
             f = _stat_fields(d)
             if f is not None:
                 children.setdefault(int(f[1]), []).append((int(d), f))
-    todo = [pid]
-    while todo:
-        for child, f in children.get(todo.pop(), []):
+    unvisited = [pid]
+    while unvisited:
+        for child, f in children.get(unvisited.pop(), []):
             ticks += int(f[11]) + int(f[12])
-            todo.append(child)
+            unvisited.append(child)
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
