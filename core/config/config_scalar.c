@@ -49,10 +49,13 @@ const char *cfg_key_expect(const struct cfg_key *k, char *buf, size_t len)
 			 (unsigned long long)k->lo, (unsigned long long)k->hi);
 	else if (k->parse == cfg_key_bool)
 		snprintf(buf, len, "a boolean (true/false, yes/no, on/off, 1/0)");
-	else if (k->words && len > sizeof("one of "))
-		join_words(k->words, buf + snprintf(buf, len, "one of "),
-			   len - strlen(buf));
-	else
+	else if (k->words && len > sizeof("one of ")) {
+		/* Two statements: the prefix must be written before the
+		 * words' space is measured. */
+		size_t pre = (size_t)snprintf(buf, len, "one of ");
+
+		join_words(k->words, buf + pre, len - pre);
+	} else
 		snprintf(buf, len, "valid");
 	return buf;
 }
