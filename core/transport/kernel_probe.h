@@ -42,7 +42,7 @@ struct fring_kernel_facts {
 void fring_kernel_facts_get(const struct fring_cfg_transport *t,
 			    struct fring_kernel_facts *k);
 
-/* Memory a mount's ring buffers pin, as README's YAML reference says:
+/* Memory a mount's ring buffers pin, as fring.yaml(5) says:
  * queues x queue_depth x (1 MiB + 4 KiB) with per-entry buffers, queues x
  * pool size with buffer pools; 0 if it is served over /dev/fuse. *what
  * says how it is made up ("2 queues x 4096 entries x 1028 KiB"). */
