@@ -68,4 +68,18 @@ int fring_kernel_refuses(const struct fring_cfg_transport *t,
 int fring_kernel_check(const struct fring_cfg_transport *t,
 		       const char *mountpoint, const char *file, char **err);
 
+/* `fring probe`: one line per fact, grouped (kernel, init, module,
+ * process, machine, auto: what `auto` picks for each transport key). */
+struct fring_probe_line {
+	const char *group, *name;
+	char value[48];
+	char why[320]; /* may be empty */
+};
+#define FRING_PROBE_LINES 32
+struct fring_probe {
+	int n;
+	struct fring_probe_line l[FRING_PROBE_LINES];
+};
+void fring_kernel_probe_report(struct fring_probe *r);
+
 #endif /* FRING_KERNEL_PROBE_H */
