@@ -85,7 +85,8 @@ static void kernel(struct fring_probe *r, const struct fring_kernel_facts *k)
 		    o->capable & flags[i].bit ? "offered" : "not offered");
 	/* A notification, no INIT bit: the protocol minor tells. */
 	add(r, "init", "epoch", "FUSE_NOTIFY_INC_EPOCH, FUSE 7.44: a "
-	    "notification, known by the protocol minor", "%s", o->minor >= 44 ? "offered" : "not offered");
+	    "notification, known by the protocol minor", "%s",
+	    o->minor >= 44 ? "offered" : "not offered");
 }
 
 static void module(struct fring_probe *r, const struct fring_kernel_facts *k)
