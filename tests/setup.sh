@@ -7,7 +7,7 @@
 # binding; cffi from PyPI: the Python binding; python3-venv: its install
 # test; qemu-system-x86, kmod,
 # busybox-static, udev, file and virtme-ng from PyPI: the Linux 7.3 VM
-# suite, tests/vm),
+# suite, tests/vm; scdoc: the man pages, man/; man-db: their check),
 # the fuse module, FUSE-over-io_uring.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
@@ -15,7 +15,7 @@ set -euo pipefail
 packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
 	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest python3-venv attr
 	  fio stress-ng valgrind libtsan2 clang-14 libclang-rt-14-dev util-linux
-	  abigail-tools libclang1-14
+	  abigail-tools libclang1-14 scdoc man-db
 	  qemu-system-x86 kmod busybox-static udev file)
 
 missing=()

@@ -41,6 +41,7 @@ int main(int argc, char **argv)
 		{ "mount", cmd_mount },
 		{ "check", cmd_check },
 		{ "plugins", cmd_plugins },
+		{ "probe", cmd_probe },
 	};
 
 	/* Read FRING_LOG now, so a misspelt level is reported even by a

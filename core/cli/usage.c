@@ -43,6 +43,14 @@ static const struct {
 	  "`plugin:` take; the file name without .so (FILE, shown when it\n"
 	  "differs) works too.\n"
 	  "  -v, --verbose  also list each plugin's options\n" },
+	{ "probe",
+	  "usage: fring probe [--json]\n"
+	  "\n"
+	  "What this machine offers a FUSE server: the kernel's FUSE version and\n"
+	  "INIT flags (as root, from a private probe mount that leaves nothing\n"
+	  "behind), the fuse module's parameters, capabilities, RLIMIT_MEMLOCK,\n"
+	  "CPUs and NUMA nodes, and what each transport key's auto picks here.\n"
+	  "  --json  one JSON object: {GROUP: {NAME: {value, why}}}\n" },
 	{ "help",
 	  "usage: fring help [COMMAND]\n"
 	  "\n"
@@ -66,6 +74,7 @@ void cli_usage(FILE *f)
 	      "  check CONFIG          validate CONFIG and load its plugins (no mount)\n"
 	      "  plugins [-v]          list the plugins on the search path (-v: and\n"
 	      "                        their options)\n"
+	      "  probe [--json]        what this machine offers a FUSE server\n"
 	      "  help [COMMAND]        this text, or one command's (also COMMAND --help)\n"
 	      "  --version             print the version\n"
 	      "\n"

@@ -106,9 +106,9 @@ int fring_cfg_parse_mode(const char *s, enum fring_transport_mode *out, char **e
 int fring_cfg_mount_option(struct fring_cfg_mount *m, const char *opt,
 			   const char *value, int flags, char **err);
 
-/* The markdown key table of the README (name, type, default, transports,
- * meaning), generated from the key table. */
-void fring_cfg_keys_markdown(FILE *out);
+/* fring.yaml(5)'s key reference in scdoc (name, type, default,
+ * transports, meaning), generated from the key table. */
+void fring_cfg_keys_scdoc(FILE *out);
 
 /* Helpers also used by the plugin host table and the CLI.
  * "4096", "64KiB", "64K", "1M", "1MiB", "2G" (binary units); -EINVAL on

@@ -41,7 +41,7 @@ const struct cfg_key cfg_keys[] = {
 	{ "options", CFG_MOUNT, cfg_key_options, .type = "map",
 	  .dflt = "empty",
 	  .doc = "handed to the plugin as key/value strings, flattened "
-		 "(see below); see each plugin's README" },
+		 "(see below); see each plugin's page, fring-NAME(1)" },
 	{ "mount_options", CFG_MOUNT, cfg_key_mount_options,
 	  .type = "list of strings", .dflt = "none",
 	  .doc = "`default_permissions`, `allow_other`, "
@@ -67,7 +67,7 @@ const struct cfg_key cfg_keys[] = {
 	  .uring_only = 1,
 	  .expect = "one of auto, on, off or a mapping { mode, size, "
 		    "registered }",
-	  .type = "`auto` \\| `on` \\| `off` (booleans accepted), or a map "
+	  .type = "`auto` | `on` | `off` (booleans accepted), or a map "
 		  "`{ mode, size, registered }`",
 	  .doc = "io_uring buffer pools (Linux 7.3): one payload pool per "
 		 "queue instead of a buffer per entry" },

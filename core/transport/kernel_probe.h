@@ -42,7 +42,7 @@ struct fring_kernel_facts {
 void fring_kernel_facts_get(const struct fring_cfg_transport *t,
 			    struct fring_kernel_facts *k);
 
-/* Memory a mount's ring buffers pin, as README's YAML reference says:
+/* Memory a mount's ring buffers pin, as fring.yaml(5) says:
  * queues x queue_depth x (1 MiB + 4 KiB) with per-entry buffers, queues x
  * pool size with buffer pools; 0 if it is served over /dev/fuse. *what
  * says how it is made up ("2 queues x 4096 entries x 1028 KiB"). */
@@ -67,5 +67,19 @@ int fring_kernel_refuses(const struct fring_cfg_transport *t,
  * pinned memory logged. `file` may be NULL. */
 int fring_kernel_check(const struct fring_cfg_transport *t,
 		       const char *mountpoint, const char *file, char **err);
+
+/* `fring probe`: one line per fact, grouped (kernel, init, module,
+ * process, machine, auto: what `auto` picks for each transport key). */
+struct fring_probe_line {
+	const char *group, *name;
+	char value[48];
+	char why[320]; /* may be empty */
+};
+#define FRING_PROBE_LINES 32
+struct fring_probe {
+	int n;
+	struct fring_probe_line l[FRING_PROBE_LINES];
+};
+void fring_kernel_probe_report(struct fring_probe *r);
 
 #endif /* FRING_KERNEL_PROBE_H */

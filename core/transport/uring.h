@@ -89,6 +89,12 @@ const char *fring_uring_unavailable(uint64_t kernel_flags, uint32_t kernel_minor
 int fring_uring_reduced_queues(int mode, uint64_t capable, uint32_t minor,
 			       char *why, size_t len);
 
+/* Why a mount would not serve zero-copy: zero_copy is transport.zero_copy,
+ * bufpool_offered whether INIT offers pools (and so zero-copy), pool
+ * whether the queue gets one; NULL when it would. */
+const char *fring_uring_zc_why_not(int zero_copy, int bufpool_offered,
+				   int pool, int cap_sys_admin);
+
 /* The largest request/reply body: max(8192, max_write, max_pages * 4096). */
 uint32_t fring_uring_max_payload(uint32_t max_write, uint32_t max_pages);
 

@@ -30,20 +30,29 @@
 
 char uring_zc_body[1];
 
+const char *fring_uring_zc_why_not(int zero_copy, int bufpool_offered,
+				   int pool, int cap_sys_admin)
+{
+	if (zero_copy == FRING_OFF)
+		return "transport.zero_copy off";
+	if (!bufpool_offered)
+		return "the kernel has no io_uring zero-copy (FUSE 7.46, Linux 7.3)";
+	if (!pool)
+		return "it needs a buffer pool (transport.bufpool is off)";
+	if (!cap_sys_admin)
+		return "CAP_SYS_ADMIN is not in the effective set";
+	return NULL;
+}
+
 int uring_zc_plan(struct fring_uring *u, const struct fring_uring_params *p,
 		  char **err)
 {
-	const char *why = NULL;
+	const char *why = fring_uring_zc_why_not(p->cfg->zero_copy,
+						 p->bufpool_offered,
+						 u->pool_bufs != 0,
+						 uring_cap_effective(CAP_SYS_ADMIN));
 
 	u->zc = 0;
-	if (p->cfg->zero_copy == FRING_OFF)
-		why = "transport.zero_copy off";
-	else if (!p->bufpool_offered)
-		why = "the kernel has no io_uring zero-copy (FUSE 7.46, Linux 7.3)";
-	else if (!u->pool_bufs)
-		why = "it needs a buffer pool (transport.bufpool is off)";
-	else if (!uring_cap_effective(CAP_SYS_ADMIN))
-		why = "CAP_SYS_ADMIN is not in the effective set";
 	if (!why) {
 		u->zc = 1;
 		u->zc_why[0] = 0;

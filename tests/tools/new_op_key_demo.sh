@@ -9,8 +9,8 @@
 # the statfs slot and its reply kind) and a test-only key
 # (transport.test_key, a number), builds, and checks that
 #   - the enum member alone fails test_ops_table, and with its row passes;
-#   - the key's field and row without the README's table fail
-#     test_config_keys, and with the pasted table pass; test_config fails
+#   - the key's field and row without fring.yaml(5)'s key reference fail
+#     test_config_keys, and with the pasted reference pass; test_config fails
 #     until its "expected one of" message names the key;
 #   - test_proto_decode and test_dispatch pass with the new op.
 # A step a list names that the demo skips: the plugin ABI (the op reuses
@@ -108,22 +108,22 @@ edit core/config/config_keys.c "	{ \"placement\", CFG_TRANSPORT, cfg_key_words, 
 	  .doc = \"a key only tests/tools/new_op_key_demo.sh adds\" },
 	{ \"placement\", CFG_TRANSPORT, cfg_key_words, T(placement),"
 build "key field and row"
-expect fail test_config_keys "with the key's field and row, the README's table not pasted" \
-	"key table is stale"
+expect fail test_config_keys "with the key's field and row, the man page's reference not pasted" \
+	"key reference is stale"
 
-# Step 3: paste the generated table between the README's markers.
-"$bld/bin/fring-config-keys" >"$tmp/keys.md"
-python3 - "$wt/README.md" "$tmp/keys.md" <<'EOF'
+# Step 3: paste the generated reference between the man page's markers.
+"$bld/bin/fring-config-keys" >"$tmp/keys.scd"
+python3 - "$wt/man/fring.yaml.5.scd" "$tmp/keys.scd" <<'EOF'
 import sys
 path, table = sys.argv[1], open(sys.argv[2]).read()
 s = open(path).read()
-a = s.index("<!-- config keys:")
+a = s.index("; config keys:")
 a = s.index("\n", a) + 1
-b = s.index("<!-- end of config keys -->")
+b = s.index("; end of config keys")
 open(path, "w").write(s[:a] + table + s[b:])
 EOF
-grep -q '`transport.test_key`' "$wt/README.md" || fail "the pasted table has no test_key"
-expect pass test_config_keys "with the key's row and the pasted table"
+grep -qF '*transport.test\_key*' "$wt/man/fring.yaml.5.scd" || fail "the pasted reference has no test_key"
+expect pass test_config_keys "with the key's row and the pasted reference"
 expect fail test_config "until the \"expected one of\" list names the key" \
 	"[FAIL] config::invalid_files"
 

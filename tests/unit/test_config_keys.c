@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The key table (core/config/config_keys.c): every row complete, its
  * default what parsing that default gives, its range enforced, the
- * README's copy of the generated reference equal to it, and the parsers
+ * copy of the generated reference in fring.yaml(5) equal to it, and the parsers
  * the embed API shares with the YAML schema. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -12,18 +12,18 @@
 
 #include "config/config_internal.h"
 
-#define README FRING_TEST_DATA_DIR "/../../README.md"
-#define BEGIN "<!-- config keys:"
-#define END "<!-- end of config keys -->"
+#define PAGE FRING_TEST_DATA_DIR "/../../man/fring.yaml.5.scd"
+#define BEGIN "; config keys:"
+#define END "; end of config keys"
 
-static char *markdown(void)
+static char *scdoc(void)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	cr_assert_not_null(f);
-	fring_cfg_keys_markdown(f);
+	fring_cfg_keys_scdoc(f);
 	fclose(f);
 	return buf;
 }
@@ -45,49 +45,56 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-Test(config_keys, readme_key_table_is_the_generated_one)
+Test(config_keys, man_page_key_reference_is_the_generated_one)
 {
-	char *readme = slurp(README), *want = markdown();
-	char *a = strstr(readme, BEGIN), *b;
+	char *page = slurp(PAGE), *want = scdoc();
+	char *a = strstr(page, BEGIN), *b;
 
-	cr_assert_not_null(a, "README.md has no '" BEGIN "' marker");
+	cr_assert_not_null(a, "man/fring.yaml.5.scd has no '" BEGIN "' marker");
 	a = strchr(a, '\n') + 1;
 	b = strstr(a, END);
-	cr_assert_not_null(b, "README.md has no '" END "' marker");
+	cr_assert_not_null(b, "man/fring.yaml.5.scd has no '" END "' marker");
 	*b = '\0';
-	cr_assert_str_eq(a, want, "README.md's key table is stale; paste the "
-			 "output of build/bin/fring-config-keys:\n%s", want);
-	free(readme);
+	cr_assert_str_eq(a, want, "man/fring.yaml.5.scd's key reference is stale; "
+			 "paste the output of build/bin/fring-config-keys:\n%s",
+			 want);
+	free(page);
 	free(want);
 }
 
-/* The generated line of row i has five non-empty cells. */
-static void expect_line(const char *md, const struct cfg_key *k)
+/* Row i's entry: its name, then "Type: T. Default: D. Used by: U." and
+ * its meaning, none of them empty. */
+static void expect_entry(const char *doc, const struct cfg_key *k)
 {
-	char path[64], head[80], *line, *end;
-	int cells = 0;
+	char path[64], head[96], *h = head, *line, *end;
 
-	snprintf(head, sizeof(head), "\n| `%s` |", cfg_key_path(k, path, sizeof(path)));
-	line = strstr(md, head);
-	cr_assert_not_null(line, "no line for %s", path);
-	line++;
+	cfg_key_path(k, path, sizeof(path));
+	h += sprintf(h, "\n*");
+	for (const char *p = path; *p; p++)
+		h += sprintf(h, *p == '_' ? "\\%c" : "%c", *p);
+	sprintf(h, "*\n\tType: ");
+	line = strstr(doc, head);
+	cr_assert_not_null(line, "no entry for %s", path);
+	line += strlen(head);
 	end = strchr(line, '\n');
-	for (char *p = line; p < end; p++) {
-		if (*p != '|' || p[-1] == '\\')
-			continue;
-		if (p + 1 < end) {
-			cr_assert_neq(p[1] == ' ' && p[2] == '|', 1,
-				      "%s: an empty cell", path);
-			cells++;
-		}
-	}
-	cr_assert_eq(cells, 5, "%s: %d cells", path, cells);
+	cr_assert(end && strncmp(line, ". ", 2), "%s: no type", path);
+	line = strstr(line, ". Default: ");
+	cr_assert(line && line < end && strncmp(line + 11, ". ", 2),
+		  "%s: no default", path);
+	line = strstr(line, ". Used by: ");
+	cr_assert(line && line < end && end[-1] == '.' && line + 12 < end,
+		  "%s: no transports", path);
+	cr_assert(!strncmp(end, "\n\n\t", 3) && end[3] && end[3] != '\n',
+		  "%s: no meaning", path);
 }
 
 Test(config_keys, every_key_has_a_parser_a_default_and_a_doc_line)
 {
-	char *md = markdown();
+	char *gen = scdoc(), *doc;
 
+	/* Every entry, the first too, after a newline. */
+	cr_assert_gt(asprintf(&doc, "\n%s", gen), 0);
+	free(gen);
 	cr_assert_gt(cfg_nr_keys, 0);
 	for (size_t i = 0; i < cfg_nr_keys; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
@@ -115,9 +122,9 @@ Test(config_keys, every_key_has_a_parser_a_default_and_a_doc_line)
 			  k->parse == cfg_key_options ||
 			  k->parse == cfg_key_mount_options,
 			  "%s: no field", k->name);
-		expect_line(md, k);
+		expect_entry(doc, k);
 	}
-	free(md);
+	free(doc);
 }
 
 static struct fring_config *parse(const char *text, char **err)
