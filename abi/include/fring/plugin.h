@@ -59,7 +59,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 6
+#define FRING_ABI_MINOR 7
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -759,6 +759,19 @@ struct fring_plugin {
 	/* ---- ABI 1.4 ---- FRING_FEATURE_* bits (a mount refuses unknown
 	 * ones); `flags` above stays reserved and 0. */
 	uint64_t features;
+
+	/* ---- ABI 1.7 ---- Takeover (`fring restart`): both or neither.
+	 * state_save: the old instance writes its whole state to fd (a memfd
+	 * the runtime gives, at offset 0) once it takes no more requests, and
+	 * sets *version to the format it wrote. state_load: a new instance,
+	 * after create/config/config_complete and before any request, reads
+	 * fd (offset 0) written by a save of that version. A version it cannot
+	 * read: log why and return -EPROTO (the takeover is refused and the
+	 * old server keeps serving). Node ids and file handles the kernel
+	 * holds must mean the same after the load. Without them a takeover is
+	 * refused and the old server keeps serving. */
+	int32_t (*state_save)(void *inst, int fd, uint32_t *version);
+	int32_t (*state_load)(void *inst, int fd, uint32_t version);
 };
 
 /* The one exported symbol. */

@@ -84,6 +84,8 @@ fn build<F: Filesystem>(meta: Meta) -> Descriptor {
         unload: None,
         ops: &*ops,
         features: features::<F>(),
+        state_save: None,
+        state_load: None,
     };
     Descriptor { plugin, _ops: ops, _strings: strings }
 }
