@@ -236,6 +236,8 @@ static struct fring_plugin memfs_plugin = {
 	.ops = &memfs_ops,
 	/* open truncates on O_TRUNC itself: no SETATTR after it. */
 	.features = FRING_FEATURE_ATOMIC_O_TRUNC,
+	.state_save = mfs_state_save,
+	.state_load = mfs_state_load,
 };
 
 FRING_PLUGIN_DEFINE(memfs_plugin)

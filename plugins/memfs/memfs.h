@@ -189,6 +189,10 @@ uint32_t mfs_kill_suidgid(uint32_t mode);
 void mfs_unlink_entry(struct memfs *fs, struct mfs_inode *p,
 		      struct mfs_dirent *de, const struct timespec *now);
 
+/* state.c: the ABI 1.7 takeover hooks. */
+int32_t mfs_state_save(void *inst, int fd, uint32_t *version);
+int32_t mfs_state_load(void *inst, int fd, uint32_t version);
+
 /* xattr.c */
 void mfs_xattr_free(struct mfs_inode *in);
 

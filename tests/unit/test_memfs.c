@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -1153,4 +1154,85 @@ Test(memfs, check_permissions_option)
 	cur_uid = 0;
 	cr_assert_eq(lookup(d, "f"), 0);
 	cr_assert_eq(open_(f, O_RDWR), 0);
+}
+
+/* ---- ABI 1.7 takeover state: save, load into a new instance ---- */
+
+/* Save inst's state to a memfd, destroy inst, make a fresh instance with
+ * the same options and load the state (the version as saved + bump). */
+static int takeover(uint32_t bump)
+{
+	static const char *const opts[] = { "uid", "1000", "gid", "1000", NULL };
+	struct fring_conn conn = { .size = sizeof(conn) };
+	uint32_t version = 0;
+	int fd = memfd_create("memfs-state", MFD_CLOEXEC), ret;
+	void *old = inst;
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(P->state_save(inst, fd, &version), 0);
+	cr_assert_eq(version, 1);
+	cr_assert_eq(P->create(NULL, &inst), 0);
+	for (const char *const *o = opts; o[0]; o += 2)
+		cr_assert_eq(P->config(inst, o[0], o[1]), 0);
+	cr_assert_eq(P->config_complete(inst), 0);
+	ret = P->state_load(inst, fd, version + bump);
+	close(fd);
+	if (ret) {
+		P->destroy(inst);
+		inst = old; /* the old one keeps serving */
+		return ret;
+	}
+	P->destroy(old);
+	cr_assert_eq(P->init(inst, &conn), 0);
+	return 0;
+}
+
+Test(memfs, state_round_trip)
+{
+	static char big[3 * CHUNK + 100];
+	uint64_t d, f, g;
+	struct fring_attr fa;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7 + 1);
+	d = mkdir_(ROOT, "dir");
+	f = create(d, "file");
+	cr_assert_eq(write_(f, 0, big, sizeof(big)), (int)sizeof(big));
+	/* A hole: chunk 5 and beyond chunk 3 are absent. */
+	cr_assert_eq(write_(f, 6 * CHUNK, "tail", 4), 4);
+	g = create(ROOT, "g");
+	cr_assert_eq(link_(g, d, "g2"), 0);
+	cr_assert_eq(make(O->symlink, ROOT, "ln", S_IFLNK | 0777, "dir/file",
+			  0), 0);
+	fa = attr_of(f);
+
+	cr_assert_eq(takeover(0), 0);
+	cr_assert_eq(lookup(ROOT, "dir"), 0);
+	cr_assert_eq(R.e.ino, d);
+	cr_assert_eq(lookup(d, "file"), 0);
+	cr_assert_eq(R.e.ino, f);
+	cr_assert_eq(attr_of(f).size, fa.size);
+	cr_assert_eq(attr_of(f).mtime_sec, fa.mtime_sec);
+	cr_assert_eq(attr_of(f).mtime_nsec, fa.mtime_nsec);
+	cr_assert_eq(read_(f, 0, sizeof(big)), (int)sizeof(big));
+	cr_assert_eq(memcmp(R.data, big, sizeof(big)), 0);
+	cr_assert_eq(read_(f, 5 * CHUNK, 8), 8);
+	cr_assert_eq(memcmp(R.data, "\0\0\0\0\0\0\0\0", 8), 0);
+	cr_assert_eq(read_(f, 6 * CHUNK, 4), 4);
+	cr_assert_eq(memcmp(R.data, "tail", 4), 0);
+	cr_assert_eq(lookup(d, "g2"), 0);
+	cr_assert_eq(R.e.ino, g);
+	cr_assert_eq(attr_of(g).nlink, 2);
+	cr_assert_eq(lookup(ROOT, "ln"), 0);
+	/* New inodes go on from the old counter: no node id is reused. */
+	cr_assert_gt(create(ROOT, "new"), g);
+}
+
+Test(memfs, state_newer_version_refused)
+{
+	uint64_t f = create(ROOT, "kept");
+
+	cr_assert_eq(takeover(1), -EPROTO);
+	cr_assert_eq(lookup(ROOT, "kept"), 0);
+	cr_assert_eq(R.e.ino, f);
 }
