@@ -105,6 +105,14 @@ int fring_loader_check(const char *name, const struct fring_plugin *d,
 		memcpy(&lp->ops, ops, min_size(ops->size, sizeof(lp->ops)));
 	if (check_required(name, lp, err))
 		return -EINVAL;
+	/* A takeover needs both sides; one alone is a plugin's mistake. */
+	if (!lp->desc.state_save != !lp->desc.state_load) {
+		*err = fring_strf("plugin '%s': %s without %s (ABI 1.7 takeover "
+				  "hooks: both or neither)", name,
+				  lp->desc.state_save ? "state_save" : "state_load",
+				  lp->desc.state_save ? "state_load" : "state_save");
+		return -EINVAL;
+	}
 	/* Never let the host read past an older plugin's shorter table. */
 	lp->desc.ops = &lp->ops;
 	return 0;

@@ -260,6 +260,12 @@ Test(loader, every_missing_callback_in_one_message)
 		       "missing required callbacks: ops.lookup, ops.getattr");
 }
 
+Test(loader, state_hooks_go_together)
+{
+	expect_refused("half_state.so", -EINVAL,
+		       "state_save without state_load");
+}
+
 Test(loader, not_elf)
 {
 	expect_refused("not_elf.so", -ENOEXEC,
@@ -380,8 +386,8 @@ Test(loader, list_reports_good_and_bad)
 	cr_assert_eq(s.good_older, 1);
 	cr_assert_eq(s.create_fails, 1);
 	/* newer_minor, wrong_major, no_entry, bad_magic, bad_thread,
-	 * missing_ops, load_fails, not_elf */
-	cr_assert_eq(s.refused, 8);
+	 * missing_ops, load_fails, not_elf, half_state */
+	cr_assert_eq(s.refused, 9);
 	cr_assert_eq(s.not_elf, 1);
 	cr_assert_eq(s.bad_magic, 1);
 }
