@@ -47,6 +47,23 @@ static int put_blob(FILE *f, const void *p, uint32_t n)
 	return put(f, &n, sizeof(n)) ?: put(f, p, n);
 }
 
+/* A stdio stream on a dup of fd at offset 0 (the caller keeps fd). */
+static FILE *stream(int fd, const char *mode)
+{
+	int d;
+	FILE *f;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return NULL;
+	d = dup(fd);
+	if (d < 0)
+		return NULL;
+	f = fdopen(d, mode);
+	if (!f)
+		close(d);
+	return f;
+}
+
 /* A length-prefixed blob, NUL-terminated in memory. */
 static int get_blob(FILE *f, char **out, uint32_t *len, uint32_t max)
 {
@@ -138,10 +155,10 @@ int32_t mfs_state_save(void *inst, int fd, uint32_t *version)
 	FILE *f;
 	int ret;
 
-	/* From offset 0 (the hook's contract), whatever fd's offset. */
-	if (lseek(fd, 0, SEEK_SET) < 0)
+	/* From offset 0 (the hook's contract), whatever fd held before. */
+	if (ftruncate(fd, 0) < 0)
 		return -errno;
-	f = fdopen(dup(fd), "w");
+	f = stream(fd, "w");
 	if (!f)
 		return -errno;
 	pthread_rwlock_rdlock(&fs->lock);
@@ -339,9 +356,7 @@ int32_t mfs_state_load(void *inst, int fd, uint32_t version)
 			   "version %u only", version, MFS_STATE_VERSION);
 		return -EPROTO;
 	}
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	f = fdopen(dup(fd), "r");
+	f = stream(fd, "r");
 	if (!f)
 		return -errno;
 	ret = get(f, hdr, sizeof(hdr)) ?: get(f, &next_ino, sizeof(next_ino)) ?:
