@@ -15,7 +15,7 @@ set -euo pipefail
 packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
 	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest python3-venv attr
 	  fio stress-ng valgrind libtsan2 clang-14 libclang-rt-14-dev util-linux
-	  abigail-tools libclang1-14 scdoc man-db
+	  abigail-tools libclang1-14 scdoc man-db libsystemd-dev systemd
 	  qemu-system-x86 kmod busybox-static udev file)
 
 missing=()

@@ -66,4 +66,12 @@ int cli_supervise(void);
 /* In the serving process: tell the supervisor a mount now serves. */
 void cli_report_mount(const char *mountpoint);
 
+/* systemd's sd_notify (notify.c): no-ops without NOTIFY_SOCKET. init
+ * before serving `nr_mounts` mounts (starts the watchdog if WATCHDOG_USEC
+ * asks for it); ready once per mount that serves; stopping at shutdown. */
+void cli_notify_init(size_t nr_mounts);
+void cli_notify_ready(const char *mountpoint, const char *plugin,
+		      const char *transport);
+void cli_notify_stopping(void);
+
 #endif /* FRING_CLI_H */

@@ -61,8 +61,10 @@ static void *signal_thread(void *arg)
 	for (;;) {
 		if (sigwait(&set, &sig) != 0)
 			continue;
-		if (sig == SIGINT || sig == SIGTERM)
+		if (sig == SIGINT || sig == SIGTERM) {
+			cli_notify_stopping();
 			fring_runtime_stop(rt);
+		}
 		else
 			cli_log_ignored(sig, "serving process");
 	}
@@ -76,6 +78,7 @@ static void print_ready(void *ud, const char *mountpoint, const char *plugin,
 	printf("fring: %s ready (plugin %s, transport %s)\n", mountpoint, plugin,
 	       transport);
 	fflush(stdout);
+	cli_notify_ready(mountpoint, plugin, transport);
 }
 
 int cli_prepare_serving(void)
@@ -100,12 +103,14 @@ int cli_serve(fring_runtime *rt)
 	int rc, have_thread;
 
 	fring_runtime_on_ready(rt, print_ready, NULL);
+	cli_notify_init(fring_runtime_nr_mounts(rt));
 	have_thread = pthread_create(&t, NULL, signal_thread, rt) == 0;
 	if (!have_thread)
 		return cli_fail(NULL);
 	rc = fring_runtime_run(rt, &err);
 	pthread_cancel(t);
 	pthread_join(t, NULL);
+	cli_notify_stopping();
 	if (rc < 0)
 		return cli_fail(err);
 	free(err);

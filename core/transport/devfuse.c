@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/heartbeat.h"
 #include "../base/log.h"
 #include "../request/request.h"
 
@@ -227,6 +228,7 @@ static void worker_cleanup(void *arg)
 	struct worker *w = arg;
 	struct fring_devfuse *t = w->t;
 
+	fring_hb_leave();
 	if (w->cur) {
 		buf_put(t, w->cur);
 		w->cur = NULL;
@@ -247,6 +249,7 @@ static void *worker_main(void *arg)
 	/* Cancellation is allowed only while blocked in read(), so a
 	 * give-up at stop never interrupts plugin code. */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	fring_hb_enter();
 	pthread_cleanup_push(worker_cleanup, w);
 	for (;;) {
 		struct dbuf *b = w->cur;
@@ -267,7 +270,9 @@ static void *worker_main(void *arg)
 		 * bytes its decoded fields point at) from here. */
 		fring_req_quiesce(&b->req);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		fring_hb_idle();
 		n = read(w->fd, b->data, cap);
+		fring_hb_busy();
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (n < 0) {
 			int e = errno;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/heartbeat.h"
 #include "../base/log.h"
 #include "uring_internal.h"
 
@@ -266,10 +267,12 @@ static void serve(struct uring_thread *t)
 		unsigned head, n = 0;
 		int ret;
 
+		fring_hb_idle();
 		poll_briefly(t);
 		/* Submits what was prepared, then sleeps for one CQE; with
 		 * DEFER_TASKRUN this is also where request delivery runs. */
 		ret = io_uring_submit_and_wait(&t->ring, 1);
+		fring_hb_busy();
 		poll_learn(t);
 
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
@@ -344,8 +347,10 @@ void *uring_thread_main(void *arg)
 			go = -1;
 		}
 	}
+	fring_hb_enter();
 	if (go > 0 && !t->setup_err)
 		serve(t);
+	fring_hb_leave();
 	/* Cancels whatever is still parked and drops the fixed file and
 	 * buffers. The regions stay until fring_uring_free: the plugin may
 	 * still hold requests that point into them. */

@@ -124,10 +124,11 @@ def serving_pid(pid, timeout=5):
 class Fring:
     """A `fring run`/`fring mount` process serving in the foreground."""
 
-    def __init__(self, args, mountpoints):
+    def __init__(self, args, mountpoints, wrap=()):
+        """wrap: a command fring runs under (setpriv ...)."""
         self.mountpoints = list(mountpoints)
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([FRING, *args], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([*wrap, FRING, *args], stdout=subprocess.PIPE,
                                      stderr=self.stderr, env=fring_env())
         self.ready = []
 
