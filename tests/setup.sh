@@ -7,7 +7,11 @@
 # binding; cffi from PyPI: the Python binding; python3-venv: its install
 # test; qemu-system-x86, kmod,
 # busybox-static, udev, file and virtme-ng from PyPI: the Linux 7.3 VM
-# suite, tests/vm; scdoc: the man pages, man/; man-db: their check),
+# suite, tests/vm; scdoc: the man pages, man/; man-db: their check;
+# ceph-mon, ceph-mgr, ceph-osd, radosgw, ceph-common: the Ceph gateway of
+# the s3 suite, tests/s3 (they install non-interactively and start no
+# daemon: their units are templates without instances, and the tests run
+# every daemon from a temporary directory with its own -c CONF),
 # the fuse module, FUSE-over-io_uring.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
@@ -16,7 +20,8 @@ packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
 	  liburing-dev libnuma-dev libcriterion-dev python3 python3-pytest python3-venv attr
 	  fio stress-ng valgrind libtsan2 clang-14 libclang-rt-14-dev util-linux
 	  abigail-tools libclang1-14 scdoc man-db libsystemd-dev systemd
-	  qemu-system-x86 kmod busybox-static udev file)
+	  qemu-system-x86 kmod busybox-static udev file
+	  ceph-mon ceph-mgr ceph-osd radosgw ceph-common)
 
 missing=()
 for p in "${packages[@]}"; do
