@@ -41,7 +41,7 @@ void fring_reqs_destroy(struct fring_reqs *rq);
 int fring_req_xref_put(struct fring_req *r);
 
 /* Claim on the owner thread without an atomic read-modify-write: a plain
- * store, one full fence and a load (request.c, "The owner's fast path",
+ * store, one full fence and a load (request_claim.c, "The owner's fast path",
  * has the argument). Only for a transport that calls it on r's owner
  * thread, whose other claimants all go through fring_req_claim (so hold
  * a reference; the runtime's interrupt expiry never claims a request with
