@@ -89,7 +89,7 @@ fring_req *fring_req_handle(struct fring_req *r)
 	/* An address above 48 bits (not seen on Linux without an explicit
 	 * high mmap hint) goes untagged: unchecked, never misread. */
 	if (a & ~(uintptr_t)FRING_REQ_ADDR_MASK)
-		return r;
+		return fring_req_untagged(r);
 	return (fring_req *)(a | (uintptr_t)(GEN_OF(atomic_load_explicit(
 			     &r->state, memory_order_relaxed)) & 0xffffu)
 			     << FRING_REQ_HANDLE_SHIFT);
@@ -223,8 +223,8 @@ int fring_req_send_raw(struct fring_req *r, int32_t error,
 	return ret;
 }
 
-int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
-		   int nbody)
+int fring_req_send(struct fring_req *r, int32_t error,
+		   const struct iovec *body, int nbody)
 {
 	int ret = fring_req_send_raw(r, error, body, nbody);
 

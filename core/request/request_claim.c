@@ -176,7 +176,7 @@ static int claim(fring_req *h, int off_owner)
  * r cannot be finished meanwhile. Returns r; or NULL with *ring set if it
  * is unanswered but cannot be answered for the plugin (fd < 0). */
 static struct fring_req *expire_claim(struct fring_inflight *t,
-				      uint64_t unique, int *ring)
+					  uint64_t unique, int *ring)
 {
 	struct fring_req *r;
 	unsigned s;

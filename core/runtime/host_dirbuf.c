@@ -45,7 +45,8 @@ static int dir_buf(struct fring_req *r)
 	return 0;
 }
 
-static int32_t dir_check(fring_req *h, struct fring_req *r, const char *what)
+static int32_t dir_check(fring_req *h, struct fring_req *r,
+			 const char *what)
 {
 	if (FRING_REQ_ST(atomic_load(&r->state)) != FRING_REQ_PENDING)
 		return -EALREADY;

@@ -34,7 +34,8 @@ static inline void let_go(struct held_req *hr)
  * reused) -EALREADY (request.h). */
 #define GET_REQ(r, h)                                                       \
 	__attribute__((cleanup(let_go))) struct held_req r##_held = { 0 };  \
-	struct fring_req *r = r##_held.r = fring_req_enter(h, &r##_held.ref); \
+	struct fring_req *r = r##_held.r =                              \
+		fring_req_enter(h, &r##_held.ref);                          \
 	if (!r)                                                             \
 		return (h) ? -EALREADY : -EINVAL
 
