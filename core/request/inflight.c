@@ -58,7 +58,7 @@ void fring_inflight_del(struct fring_inflight *t, struct fring_req *r)
 }
 
 struct fring_req *fring_inflight_lock_find(struct fring_inflight *t,
-					   uint64_t unique)
+					       uint64_t unique)
 {
 	unsigned i = bucket_of(unique);
 	struct fring_req *r;
@@ -106,7 +106,8 @@ static int pending_take(struct fring_inflight *t, uint64_t unique)
 	return 0;
 }
 
-void fring_inflight_take_pending(struct fring_inflight *t, struct fring_req *r)
+void fring_inflight_take_pending(struct fring_inflight *t,
+				 struct fring_req *r)
 {
 	if (atomic_load(&t->npending) > 0) {
 		pthread_mutex_lock(&t->pending_lock);

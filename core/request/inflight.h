@@ -47,13 +47,14 @@ void fring_inflight_add(struct fring_inflight *t, struct fring_req *r);
 void fring_inflight_del(struct fring_inflight *t, struct fring_req *r);
 /* After fring_inflight_add: if an INTERRUPT for r overtook it (waits in
  * `pending`), take it and set r's interrupted flag. */
-void fring_inflight_take_pending(struct fring_inflight *t, struct fring_req *r);
+void fring_inflight_take_pending(struct fring_inflight *t,
+				 struct fring_req *r);
 
 /* Lock the bucket of `unique` and return its request, or NULL; the bucket
  * stays locked either way (r cannot leave the table meanwhile) until
  * fring_inflight_unlock(t, unique). For the interrupt deadline's claim. */
 struct fring_req *fring_inflight_lock_find(struct fring_inflight *t,
-					   uint64_t unique);
+					       uint64_t unique);
 void fring_inflight_unlock(struct fring_inflight *t, uint64_t unique);
 
 #endif /* FRING_INFLIGHT_H */

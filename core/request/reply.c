@@ -107,7 +107,8 @@ static size_t io_full(int fd, char *rbuf, const char *wbuf, size_t len,
 
 /* Synchronous fallback: read into the request's scratch memory (the unused
  * tail of its read buffer) or a temporary buffer, then reply. */
-void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off, uint32_t len)
+void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off,
+			    uint32_t len)
 {
 	int own = !(r->scratch && r->scratch_cap >= len);
 	char *buf = own ? malloc(len ? len : 1) : r->scratch;

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * The request object (struct fring_req, behind the ABI's opaque fring_req)
- * and the transport's operations on it: what a transport fills and what
- * the in-flight table links. Its lifetime and the exactly-once claim are
- * request.h.
+ * The request object (struct fring_req) and the transport's operations
+ * on it: what a transport fills and what the in-flight table links. Its
+ * lifetime and the exactly-once claim are request.h.
+ *
+ * A plugin never sees this type: it holds a handle, the ABI's opaque
+ * fring_req *, which is the request's address tagged with a generation.
+ * The two are distinct C types, so the compiler refuses one where the
+ * other belongs (-Werror=incompatible-pointer-types, tests/types/): a
+ * handle becomes the request by fring_req_ptr(), a request a handle by
+ * fring_req_handle() (request.h; for a plugin) or fring_req_untagged()
+ * (the runtime's own calls into the host's reply functions).
  */
 #ifndef FRING_REQ_H
 #define FRING_REQ_H
@@ -25,7 +32,8 @@ struct fring_reqs;
 struct fring_req_ops {
 	/* Deliver one reply (iov[0] is the fuse_out_header). 0 or -errno
 	 * (-ENOENT: the kernel no longer waits for this request). */
-	int (*send)(struct fring_req *r, const struct iovec *iov, int iovcnt);
+	int (*send)(struct fring_req *r, const struct iovec *iov,
+		    int iovcnt);
 	/* The request is finished; its memory may be reused. */
 	void (*release)(struct fring_req *r);
 	/* Optional: the data-path services (req_read_fd, req_write_fd),
@@ -74,6 +82,14 @@ static inline struct fring_req *fring_req_ptr(fring_req *h)
 {
 	return (struct fring_req *)(uintptr_t)((uintptr_t)h &
 					       FRING_REQ_ADDR_MASK);
+}
+
+/* The runtime's own handle to r: untagged (generation 0, never taken for
+ * stale), for the host's reply functions called on the runtime's behalf.
+ * A plugin gets fring_req_handle(r) (request.h), tagged. */
+static inline fring_req *fring_req_untagged(struct fring_req *r)
+{
+	return (fring_req *)r;
 }
 
 static inline uint32_t fring_req_hgen(const fring_req *h)

@@ -1,13 +1,14 @@
 /*
- * One in-flight FUSE request (the object behind the ABI's opaque fring_req):
- * its lifetime, the exactly-once reply state and the plugin-facing handles.
+ * One in-flight FUSE request (struct fring_req, req.h; plugins hold a
+ * handle to it, the ABI's fring_req *): its lifetime, the exactly-once
+ * reply state and the plugin-facing handles.
  * The object itself is req.h; the in-flight table INTERRUPT looks requests
  * up in is inflight.h; the reply helpers (errors, misuse, the synchronous
  * data-path services) are reply.h.
  *
- * A transport embeds a struct fring_req in its own per-request object, fills
- * ops/tdata/fd with fring_req_init, and hands it to whoever the session
- * named to receive requests (dispatch). The request (and the buffer its
+ * A transport embeds a struct fring_req in its own per-request object,
+ * fills ops/tdata/fd with fring_req_init, and hands it to whoever the
+ * session named to receive requests (dispatch). The request (and the buffer its
  * decoded args point into) stays alive until ops->release() is called, which happens
  * exactly once: right after the reply, or at once for requests that get no reply (FORGET, INTERRUPT, ...).
  */
@@ -41,7 +42,7 @@ void fring_reqs_destroy(struct fring_reqs *rq);
 int fring_req_xref_put(struct fring_req *r);
 
 /* Claim on the owner thread without an atomic read-modify-write: a plain
- * store, one full fence and a load (request.c, "The owner's fast path",
+ * store, one full fence and a load (request_claim.c, "The owner's fast path",
  * has the argument). Only for a transport that calls it on r's owner
  * thread, whose other claimants all go through fring_req_claim (so hold
  * a reference; the runtime's interrupt expiry never claims a request with
@@ -107,8 +108,8 @@ void fring_req_expire(struct fring_reqs *rq, uint64_t unique,
 /* Send a claimed request's reply: error (0 or -errno, already sane) and
  * body parts (ignored when error != 0), then finish it. Returns the
  * transport's result. */
-int fring_req_send(struct fring_req *r, int32_t error, const struct iovec *body,
-		   int nbody);
+int fring_req_send(struct fring_req *r, int32_t error,
+		   const struct iovec *body, int nbody);
 
 /* Hand the reply to the transport, without finishing r. For the interrupt
  * deadline (fring_req_expire), which answers for the plugin and keeps r. */

@@ -88,7 +88,7 @@ static void reply_malformed(struct fring_dispatch *dx, struct fring_req *r,
 	if (noreply)
 		fring_req_drop(r);
 	else
-		fring_req_reply_error(r, -EIO);
+		fring_req_reply_error(fring_req_untagged(r), -EIO);
 }
 
 /* Call ops->slot with the decoded member, or fall through to `dflt`. */
@@ -146,7 +146,7 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 		fring_dbg("%s: unsupported opcode %u (unique %llu): ENOSYS",
 			  dx->mount.name, r->opcode,
 			  (unsigned long long)r->unique);
-		fring_req_reply_error(r, -ENOSYS);
+		fring_req_reply_error(fring_req_untagged(r), -ENOSYS);
 		return;
 	}
 	if (ret < 0) {
@@ -157,7 +157,8 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 	if (op->flags & FRING_OP_SESSION) {
 		/* INIT is answered once, by init.c, before serving starts;
 		 * the plugin's destroy runs at session stop, after the join. */
-		fring_req_reply_error(r, r->opcode == FUSE_DESTROY ? 0 : -EIO);
+		fring_req_reply_error(fring_req_untagged(r),
+				      r->opcode == FUSE_DESTROY ? 0 : -EIO);
 		return;
 	}
 	if ((op->flags & FRING_OP_FLOCK) && r->d.is_flock)
@@ -172,7 +173,7 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
 	}
 dflt:
 	if (!(op->flags & FRING_OP_DEFAULT)) {
-		fring_req_reply_error(r, -ENOSYS);
+		fring_req_reply_error(fring_req_untagged(r), -ENOSYS);
 		return;
 	}
 	h = fring_host_table();
@@ -181,16 +182,16 @@ dflt:
 
 		/* Goes through the plugin-facing reply so kind checks and
 		 * encoding stay in one place; untracked is fine (synchronous). */
-		h->reply_open(r, &o);
+		h->reply_open(fring_req_untagged(r), &o);
 	} else if (op->replies & FRING_R_STATFS) {
 		/* ENOSYS here would make statfs(2), and so a plain `df`,
 		 * fail for the whole system: report an empty fs instead. */
 		struct fring_statfs st = { .bsize = 512, .frsize = 512,
 					   .namelen = 255 };
 
-		h->reply_statfs(r, &st);
+		h->reply_statfs(fring_req_untagged(r), &st);
 	} else {
-		fring_req_reply_error(r, 0);
+		fring_req_reply_error(fring_req_untagged(r), 0);
 	}
 }
 

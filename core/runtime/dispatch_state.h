@@ -33,7 +33,7 @@ struct fring_mount {
 	int fuse_fd;
 	_Atomic int passthrough;
 	/* The rings serve zero-copy (set before the INIT reply): only then
-	 * does an open reply keep FOPEN_IO_URING_ZERO_COPY (host.c). */
+	 * does an open reply keep FOPEN_IO_URING_ZERO_COPY (host_reply.c). */
 	_Atomic int zero_copy;
 };
 

@@ -1,6 +1,7 @@
 /*
- * The host function table handed to plugins (struct fring_host_api), and
- * the request object behind the opaque fring_req.
+ * The host function table handed to plugins (struct fring_host_api); its
+ * functions take the plugin's request handles (fring_req *) and reach the
+ * request through fring_req_enter (request.h).
  */
 #ifndef FRING_HOST_H
 #define FRING_HOST_H

@@ -239,7 +239,7 @@ static int check_mountpoint(const char *mp, char **err)
 }
 
 /* The transport's INIT hook, and then what the plugin's open replies may
- * ask for (host.c): set before the INIT reply. */
+ * ask for (host_reply.c): set before the INIT reply. */
 static int init_hook(void *ud, const struct fring_init_result *res,
 		     struct fuse_init_out *out, char **err)
 {

@@ -23,9 +23,9 @@
  * plugin when it returns. */
 struct fring_serve {
 	struct fring_reqs *rq;
-	void (*arrived)(struct fring_req *r, const struct fuse_in_header *in,
-			const void *arg, size_t arglen, const void *payload,
-			size_t paylen);
+	void (*arrived)(struct fring_req *r,
+			const struct fuse_in_header *in, const void *arg,
+			size_t arglen, const void *payload, size_t paylen);
 };
 
 struct fring_transport;

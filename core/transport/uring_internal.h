@@ -45,7 +45,7 @@ struct uring_thread;
 struct uring_queue;
 
 struct uring_ent {
-	struct fring_req req;          /* handed to dispatch; container_of'ed */
+	struct fring_req req;      /* handed to dispatch; container_of'ed */
 	struct uring_thread *th;
 	struct uring_queue *q;
 	struct fuse_uring_req_header *hdr; /* header buffer (4 KiB) */

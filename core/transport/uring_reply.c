@@ -75,7 +75,8 @@ static int zc_refuse(struct uring_ent *e, struct fring_req *r,
 /* fring_req send hook (any thread): reply into the entry's buffers. The
  * commit itself waits for the release hook, because the request layer
  * still touches the fring_req after send returns. */
-static int ent_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
+static int ent_send(struct fring_req *r, const struct iovec *iov,
+		    int iovcnt)
 {
 	struct uring_ent *e = ent_of(r);
 	const struct fuse_out_header *oh = iov[0].iov_base;

@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from pytest_strict import (  # noqa: E402,F401  (hooks: skips, FRING_STRICT)
     pytest_make_collect_report, pytest_runtest_makereport,
     pytest_sessionfinish)
+from mounts import force_unmount, is_mounted  # noqa: E402
 
 FRING = os.environ.get("FRING_BIN", "fring")
 PLUGIN_DIR = os.environ.get("FRING_PLUGIN_DIR", "")
@@ -54,7 +55,6 @@ ALL_TARGETS += ["rustmemfs-devfuse", "rustmemfs-uring"]
 ALL_TARGETS += ["pymemfs-devfuse", "pymemfs-uring"]
 READY_TIMEOUT = 15
 STOP_TIMEOUT = 15
-FUSECTL = "/sys/fs/fuse/connections"
 
 
 def pytest_addoption(parser):
@@ -108,34 +108,6 @@ def pytest_collection_modifyitems(config, items):
 
 
 # --- mount plumbing -------------------------------------------------------
-
-def mounted_on(path):
-    """(major:minor, fstype) of the mounts whose mountpoint is `path`."""
-    found = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            mp = fields[4].replace("\\040", " ").replace("\\134", "\\")
-            if mp == path:
-                sep = fields.index("-")
-                found.append((fields[2], fields[sep + 1]))
-    return found
-
-
-def force_unmount(path):
-    """Abort our FUSE connection on `path` (if any) and detach the mount."""
-    for _ in range(4):
-        entries = mounted_on(path)
-        if not entries:
-            return
-        for dev, fstype in entries:
-            major, minor = dev.split(":")
-            abort = os.path.join(FUSECTL, minor, "abort")
-            if fstype.startswith("fuse") and major == "0" and os.path.exists(abort):
-                with open(abort, "w") as f:
-                    f.write("1")
-        subprocess.run(["umount", "-l", path], capture_output=True)
-
 
 def mount_tmpfs(path):
     subprocess.run(["mount", "-t", "tmpfs", "-o",
@@ -339,7 +311,7 @@ def target(request):
                 problems.append("fring exit code %s after SIGTERM; stderr:\n%s"
                                 % (rc, server.log()))
         for path in reversed(mounts):
-            if mounted_on(path):
+            if is_mounted(path):
                 if server is None or path != mp:
                     subprocess.run(["umount", path], capture_output=True)
                 else:
@@ -347,7 +319,7 @@ def target(request):
                                     % path)
                 force_unmount(path)
         for path in made:
-            if not mounted_on(path):
+            if not is_mounted(path):
                 try:
                     os.rmdir(path)
                 except OSError:

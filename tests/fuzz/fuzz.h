@@ -46,16 +46,8 @@ enum {
 	B_DIRNAMES, /* dir_add with hostile names, also on non-readdir ops */
 };
 
-#define FUZZ_ASSERT(cond, ...)                                              \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			fprintf(stderr, "fuzz_decode: %s:%d: failed: %s: ", \
-				__FILE__, __LINE__, #cond);                 \
-			fprintf(stderr, __VA_ARGS__);                       \
-			fputc('\n', stderr);                                \
-			abort();                                            \
-		}                                                           \
-	} while (0)
+#define FUZZ_TARGET "fuzz_decode"
+#include "fuzz_assert.h"
 
 /* The request in flight, as the harness built and decoded it. */
 struct fuzz_req {

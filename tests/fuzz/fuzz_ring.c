@@ -69,16 +69,8 @@ enum {
 #define DEPTH 8
 #define HDR_SZ ((size_t)sizeof(struct fuse_uring_req_header))
 
-#define FUZZ_ASSERT(cond, ...)                                              \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			fprintf(stderr, "fuzz_ring: %s:%d: failed: %s: ",   \
-				__FILE__, __LINE__, #cond);                 \
-			fprintf(stderr, __VA_ARGS__);                       \
-			fputc('\n', stderr);                                \
-			abort();                                            \
-		}                                                           \
-	} while (0)
+#define FUZZ_TARGET "fuzz_ring"
+#include "fuzz_assert.h"
 
 static const struct fring_host_api *H;
 static int zero_fd = -1, null_fd = -1;

@@ -17,10 +17,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from pytest_strict import (  # noqa: E402,F401  (hooks: skips, FRING_STRICT)
     pytest_make_collect_report, pytest_runtest_makereport,
     pytest_sessionfinish)
+from mounts import (  # noqa: E402,F401  (test files import them from here)
+    FUSECTL, force_unmount, is_mounted, mount_entries)
 
 FRING = os.environ.get("FRING_BIN", "fring")
 PLUGIN_DIR = os.environ.get("FRING_PLUGIN_DIR", "")
-FUSECTL = "/sys/fs/fuse/connections"
 READY_TIMEOUT = 10
 STOP_TIMEOUT = 10
 
@@ -38,59 +39,29 @@ def run_fring(*args, timeout=30):
                           timeout=timeout, env=fring_env())
 
 
-def _unescape(field):
-    # mountinfo escapes space, tab, newline and backslash as \ooo
-    out, i = "", 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1:i + 4].isdigit():
-            out += chr(int(field[i + 1:i + 4], 8))
-            i += 4
-        else:
-            out += field[i]
-            i += 1
-    return out
-
-
-def mount_entries(path):
-    """(device "major:minor", fstype) of every mount stacked on path."""
-    path = os.path.realpath(path) if os.path.exists(path) else path
-    found = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            sep = fields.index("-")
-            if _unescape(fields[4]) == path:
-                found.append((fields[2], fields[sep + 1]))
-    return found
-
-
-def is_mounted(path):
-    return bool(mount_entries(path))
-
-
-def _ensure_fusectl():
-    if any(line.split()[4] == FUSECTL and " - fusectl " in line
-           for line in open("/proc/self/mountinfo")):
-        return
-    subprocess.run(["mount", "-t", "fusectl", "fusectl", FUSECTL],
-                   check=False, capture_output=True)
-
-
-def force_unmount(path):
-    """Abort the FUSE connection(s) mounted on `path` (ours only: the device
-    comes from path's own mountinfo line) and detach the mount."""
-    for _ in range(4):
-        entries = mount_entries(path)
-        if not entries:
-            return
-        _ensure_fusectl()
-        for dev, fstype in entries:
-            major, minor = dev.split(":")
-            abort = os.path.join(FUSECTL, minor, "abort")
-            if fstype.startswith("fuse") and major == "0" and os.path.exists(abort):
-                with open(abort, "w") as f:
-                    f.write("1")
-        subprocess.run(["umount", "-l", path], check=False, capture_output=True)
+def devfuse_fallback_reason(proc, mp, content):
+    """A `fring mount memfs MP` (proc, pipes in text mode) that must fall
+    back to /dev/fuse: its ready line says so, content written to a file
+    reads back, SIGTERM ends it with exit status 0, and its log says once
+    why io_uring was not used. Returns (that line, the whole log)."""
+    try:
+        line = proc.stdout.readline()
+        assert line == "fring: %s ready (plugin memfs, transport devfuse)\n" % mp, \
+            (line, proc.stderr.read() if proc.poll() is not None else "")
+        with open(os.path.join(mp, "f"), "w") as f:
+            f.write(content)
+        with open(os.path.join(mp, "f")) as f:
+            assert f.read() == content
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    reasons = [l for l in err.splitlines() if "io_uring not used" in l]
+    assert len(reasons) == 1, err
+    return reasons[0], err
 
 
 def make_tempdir(prefix):

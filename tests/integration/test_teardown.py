@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from conftest import FRING, fring_env, is_mounted, run_fring, serving_pid
+from conftest import (FRING, devfuse_fallback_reason, fring_env, is_mounted,
+                      run_fring, serving_pid)
 
 ENABLE_URING = "/sys/module/fuse/parameters/enable_uring"
 
@@ -35,24 +36,8 @@ def test_enable_uring_n_auto_falls_back_with_the_reason(uring_disabled, tmpdirs)
     mp = tmpdirs("mnt")
     proc = subprocess.Popen([FRING, "mount", "memfs", mp], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=fring_env(), text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line == "fring: %s ready (plugin memfs, transport devfuse)\n" % mp, \
-            (line, proc.stderr.read() if proc.poll() is not None else "")
-        with open(os.path.join(mp, "f"), "w") as f:
-            f.write("served over /dev/fuse")
-        with open(os.path.join(mp, "f")) as f:
-            assert f.read() == "served over /dev/fuse"
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, err
-    reasons = [l for l in err.splitlines() if "io_uring not used" in l]
-    assert len(reasons) == 1, err
-    assert "enable_uring is N" in reasons[0], reasons
+    reason, _ = devfuse_fallback_reason(proc, mp, "served over /dev/fuse")
+    assert "enable_uring is N" in reason, reason
 
 
 def test_enable_uring_n_uring_mode_refuses_to_start(uring_disabled, tmpdirs):

@@ -43,40 +43,11 @@ void fsxr_pattern(const struct fsxr *f, uint32_t op, uint64_t pos, uint8_t *dst,
 	}
 }
 
-/* O_DIRECT needs aligned offsets, lengths and memory: read the enclosing
- * aligned span into the bounce buffer. A length past EOF is fine. */
-static int64_t pread_direct(struct fsxr *f, int fd, uint8_t *dst, uint64_t off,
-			    uint64_t len)
-{
-	uint64_t a = (uint64_t)f->page, start = off & ~(a - 1);
-	uint64_t span = (off + len - start + a - 1) & ~(a - 1), got = 0;
-
-	while (got < span) {
-		ssize_t n = pread(fd, f->bounce + got, span - got, (off_t)(start + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (uint64_t)n;
-	}
-	if (got <= off - start)
-		return 0;
-	got -= off - start;
-	if (got > len)
-		got = len;
-	memcpy(dst, f->bounce + (off - start), got);
-	return (int64_t)got;
-}
-
-int64_t fsxr_pread(struct fsxr *f, int fd, uint8_t *dst, uint64_t off, uint64_t len)
+/* len bytes at off, or fewer at EOF; -errno on an error. */
+static int64_t pread_full(int fd, uint8_t *dst, uint64_t len, uint64_t off)
 {
 	uint64_t got = 0;
 
-	if (f->direct && fd == f->fd)
-		return pread_direct(f, fd, dst, off, len);
 	while (got < len) {
 		ssize_t n = pread(fd, dst + got, len - got, (off_t)(off + got));
 
@@ -89,6 +60,34 @@ int64_t fsxr_pread(struct fsxr *f, int fd, uint8_t *dst, uint64_t off, uint64_t 
 		got += (uint64_t)n;
 	}
 	return (int64_t)got;
+}
+
+/* O_DIRECT needs aligned offsets, lengths and memory: read the enclosing
+ * aligned span into the bounce buffer. A length past EOF is fine. */
+static int64_t pread_direct(struct fsxr *f, int fd, uint8_t *dst, uint64_t off,
+			    uint64_t len)
+{
+	uint64_t a = (uint64_t)f->page, start = off & ~(a - 1);
+	uint64_t span = (off + len - start + a - 1) & ~(a - 1), got;
+	int64_t n = pread_full(fd, f->bounce, span, start);
+
+	if (n < 0)
+		return n;
+	got = (uint64_t)n;
+	if (got <= off - start)
+		return 0;
+	got -= off - start;
+	if (got > len)
+		got = len;
+	memcpy(dst, f->bounce + (off - start), got);
+	return (int64_t)got;
+}
+
+int64_t fsxr_pread(struct fsxr *f, int fd, uint8_t *dst, uint64_t off, uint64_t len)
+{
+	if (f->direct && fd == f->fd)
+		return pread_direct(f, fd, dst, off, len);
+	return pread_full(fd, dst, len, off);
 }
 
 /* In -Z mode the callers pick aligned offsets and lengths. */

@@ -1134,6 +1134,25 @@ static void e4_gap(void)
 /* Looping clients count their completed stats in shared memory. */
 struct load { volatile int stop; volatile long ops[4], errs[4]; volatile int lasterr[4]; };
 
+/* The four load clients' operations and errors (struct load, struct
+ * e6load), and a note of the last error one of them saw. */
+static void sum_clients(const char *name, const volatile long *cops,
+			const volatile long *cerrs, const volatile int *clast,
+			long *ops, long *errs)
+{
+	int lasterr = 0;
+
+	*ops = *errs = 0;
+	for (int i = 0; i < 4; i++) {
+		*ops += cops[i];
+		*errs += cerrs[i];
+		if (cerrs[i])
+			lasterr = clast[i];
+	}
+	if (*errs)
+		note("%s: a client's last error: %s", name, strerrorname_np(lasterr));
+}
+
 static void e4_load(int adopt, int rounds)
 {
 	const char *name = adopt ? "E4c-uring-drain-adopt-load" : "E4b-uring-drain-load";
@@ -1206,17 +1225,9 @@ static void e4_load(int adopt, int rounds)
 		leftovers += S.log[i].type == M_ADOPTED;
 	L->stop = 1;
 	usleep(200000);
-	long ops = 0, errs = 0;
-	int lasterr = 0;
+	long ops, errs;
 
-	for (int i = 0; i < 4; i++) {
-		ops += L->ops[i];
-		errs += L->errs[i];
-		if (L->errs[i])
-			lasterr = L->lasterr[i];
-	}
-	if (errs)
-		note("%s: a client's last error: %s", name, strerrorname_np(lasterr));
+	sum_clients(name, L->ops, L->errs, L->lasterr, &ops, &errs);
 	result(name, nstuck ? "CLIENTS-STUCK" : errs ? "CLIENT-ERRORS" : "ALL-SERVED",
 	       "%d handovers (new generation registers, then the old one answers what it holds and "
 	       "exits%s) under 4 looping stat clients: %ld ops, %ld errors, %d of 4 clients stuck, "
@@ -1610,17 +1621,9 @@ static void e6_load(int reg, int close_ring, int no_fill, int pools, int rounds)
 	}
 	L->stop = 1;
 	usleep(200000);
-	long ops = 0, errs = 0;
-	int lasterr = 0;
+	long ops, errs;
 
-	for (int i = 0; i < 4; i++) {
-		ops += L->ops[i];
-		errs += L->errs[i];
-		if (L->errs[i])
-			lasterr = L->lasterr[i];
-	}
-	if (errs)
-		note("%s: a client's last error: %s", name, strerrorname_np(lasterr));
+	sum_clients(name, L->ops, L->errs, L->lasterr, &ops, &errs);
 	if (cqe_errs)
 		note("%s: %d CQEs with an error in the servers' rings", name, cqe_errs);
 	for (int i = 1; i < r; i++) {

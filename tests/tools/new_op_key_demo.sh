@@ -91,7 +91,7 @@ edit core/proto/ops.def "#undef OP
 
 #undef OP
 #undef HOST_OP"
-edit core/proto/decode.c "/* READLINK STATFS DESTROY SYNCFS NOTIFY_REPLY: the node only. */" \
+edit core/proto/decode_ops.c "/* READLINK STATFS DESTROY SYNCFS NOTIFY_REPLY: the node only. */" \
 "/* READLINK STATFS DESTROY SYNCFS NOTIFY_REPLY FRING_TEST_OP: the node only. */"
 build "enum member and row"
 expect pass test_ops_table "with the enum member and its row"

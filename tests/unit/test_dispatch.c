@@ -40,7 +40,8 @@ static struct fring_req *new_req(size_t buflen, uint8_t **buf)
 }
 
 /* The dispatching thread is done with r (the block lives to teardown). */
-static void dispatch_and_put(struct fring_req *r, const uint8_t *buf, size_t len)
+static void dispatch_and_put(struct fring_req *r, const uint8_t *buf,
+			     size_t len)
 {
 	fring_dispatch_buf(&dx, r, buf, len);
 	ft_req_put(ft_req_of(r));

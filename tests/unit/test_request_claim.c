@@ -1,5 +1,5 @@
 /*
- * The exactly-once claim of a request (core/request/request.c): the owner
+ * The exactly-once claim of a request (core/request/request_claim.c): the owner
  * thread's fast path (fring_req_claim_owner: no atomic read-modify-write),
  * the off-thread claim (fring_req_claim: a reference in xrefs around a
  * compare-and-swap) and the hand-back (fring_req_xref_put), driven
