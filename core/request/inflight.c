@@ -31,7 +31,7 @@ void fring_inflight_destroy(struct fring_inflight *t)
 	pthread_mutex_destroy(&t->pending_lock);
 }
 
-void fring_inflight_add(struct fring_inflight *t, struct fring_req *r)
+void fring_inflight_add(struct fring_inflight *t, struct fring_request *r)
 {
 	unsigned i = bucket_of(r->unique);
 
@@ -41,10 +41,10 @@ void fring_inflight_add(struct fring_inflight *t, struct fring_req *r)
 	pthread_mutex_unlock(&t->b[i].lock);
 }
 
-void fring_inflight_del(struct fring_inflight *t, struct fring_req *r)
+void fring_inflight_del(struct fring_inflight *t, struct fring_request *r)
 {
 	unsigned i = bucket_of(r->unique);
-	struct fring_req **pp;
+	struct fring_request **pp;
 
 	pthread_mutex_lock(&t->b[i].lock);
 	for (pp = &t->b[i].head; *pp; pp = &(*pp)->hnext) {
@@ -57,11 +57,11 @@ void fring_inflight_del(struct fring_inflight *t, struct fring_req *r)
 	r->hnext = NULL;
 }
 
-struct fring_req *fring_inflight_lock_find(struct fring_inflight *t,
+struct fring_request *fring_inflight_lock_find(struct fring_inflight *t,
 					       uint64_t unique)
 {
 	unsigned i = bucket_of(unique);
-	struct fring_req *r;
+	struct fring_request *r;
 
 	pthread_mutex_lock(&t->b[i].lock);
 	for (r = t->b[i].head; r && r->unique != unique; r = r->hnext)
@@ -85,7 +85,7 @@ static int64_t now_ms(void)
 /* Find `unique` in its bucket and flag it. Returns 1 if found. */
 static int bucket_interrupt(struct fring_inflight *t, uint64_t unique)
 {
-	struct fring_req *r = fring_inflight_lock_find(t, unique);
+	struct fring_request *r = fring_inflight_lock_find(t, unique);
 
 	if (r)
 		atomic_store(&r->interrupted, 1);
@@ -107,7 +107,7 @@ static int pending_take(struct fring_inflight *t, uint64_t unique)
 }
 
 void fring_inflight_take_pending(struct fring_inflight *t,
-				 struct fring_req *r)
+				 struct fring_request *r)
 {
 	if (atomic_load(&t->npending) > 0) {
 		pthread_mutex_lock(&t->pending_lock);
@@ -153,10 +153,10 @@ int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique)
 	return ret;
 }
 
-struct fring_req *fring_inflight_pop(struct fring_inflight *t)
+struct fring_request *fring_inflight_pop(struct fring_inflight *t)
 {
 	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++) {
-		struct fring_req *r;
+		struct fring_request *r;
 
 		pthread_mutex_lock(&t->b[i].lock);
 		r = t->b[i].head;

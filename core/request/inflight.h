@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-struct fring_req;
+struct fring_request;
 
 /* In-flight table: requests awaiting a reply, by unique. Striped locks so
  * workers rarely contend. An INTERRUPT can overtake its target when another
@@ -21,7 +21,7 @@ struct fring_req;
 struct fring_inflight {
 	struct {
 		pthread_mutex_t lock;
-		struct fring_req *head;
+		struct fring_request *head;
 	} __attribute__((aligned(64))) b[FRING_INFLIGHT_BUCKETS]; /* a line each */
 	pthread_mutex_t pending_lock;
 	atomic_int npending;
@@ -39,21 +39,21 @@ void fring_inflight_destroy(struct fring_inflight *t);
 int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique);
 /* Remove and return any one request still in the table, or NULL (for the
  * teardown of requests a plugin never answered). */
-struct fring_req *fring_inflight_pop(struct fring_inflight *t);
+struct fring_request *fring_inflight_pop(struct fring_inflight *t);
 
 /* Enter r (by r->unique) in the table / take it out again (no-op if it is
  * not there). For request lifetime (fring_req_track, fring_req_finish). */
-void fring_inflight_add(struct fring_inflight *t, struct fring_req *r);
-void fring_inflight_del(struct fring_inflight *t, struct fring_req *r);
+void fring_inflight_add(struct fring_inflight *t, struct fring_request *r);
+void fring_inflight_del(struct fring_inflight *t, struct fring_request *r);
 /* After fring_inflight_add: if an INTERRUPT for r overtook it (waits in
  * `pending`), take it and set r's interrupted flag. */
 void fring_inflight_take_pending(struct fring_inflight *t,
-				 struct fring_req *r);
+				 struct fring_request *r);
 
 /* Lock the bucket of `unique` and return its request, or NULL; the bucket
  * stays locked either way (r cannot leave the table meanwhile) until
  * fring_inflight_unlock(t, unique). For the interrupt deadline's claim. */
-struct fring_req *fring_inflight_lock_find(struct fring_inflight *t,
+struct fring_request *fring_inflight_lock_find(struct fring_inflight *t,
 					       uint64_t unique);
 void fring_inflight_unlock(struct fring_inflight *t, uint64_t unique);
 

@@ -33,7 +33,7 @@ static int bad_errno_first(int32_t v)
 
 int fring_req_reply_error(fring_req *h, int32_t neg_errno)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	int bad = 0, ret;
 	int32_t e = fring_proto_sanitize_error(neg_errno, &bad);
 
@@ -63,7 +63,7 @@ int fring_req_reply_error(fring_req *h, int32_t neg_errno)
 
 int fring_req_reply_misuse(fring_req *h, const char *what)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	int ret = fring_req_claim(h);
 
 	if (ret)
@@ -107,7 +107,7 @@ static size_t io_full(int fd, char *rbuf, const char *wbuf, size_t len,
 
 /* Synchronous fallback: read into the request's scratch memory (the unused
  * tail of its read buffer) or a temporary buffer, then reply. */
-void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off,
+void fring_req_read_fd_sync(struct fring_request *r, int fd, uint64_t off,
 			    uint32_t len)
 {
 	int own = !(r->scratch && r->scratch_cap >= len);
@@ -131,7 +131,7 @@ void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off,
 		free(buf);
 }
 
-void fring_req_write_fd_sync(struct fring_req *r, int fd, uint64_t off)
+void fring_req_write_fd_sync(struct fring_request *r, int fd, uint64_t off)
 {
 	const struct fring_write_args *a = &r->d.a.write;
 	const char *data = a->data;

@@ -27,8 +27,8 @@ int fring_req_reply_misuse(fring_req *h, const char *what);
  * request: pread up to len bytes of fd at off and reply them (short at EOF,
  * the errno if nothing was read); pwrite the WRITE's data and reply the
  * count (partial if an error came after some bytes). */
-void fring_req_read_fd_sync(struct fring_req *r, int fd, uint64_t off,
+void fring_req_read_fd_sync(struct fring_request *r, int fd, uint64_t off,
 			    uint32_t len);
-void fring_req_write_fd_sync(struct fring_req *r, int fd, uint64_t off);
+void fring_req_write_fd_sync(struct fring_request *r, int fd, uint64_t off);
 
 #endif /* FRING_REPLY_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The request object (struct fring_req) and the transport's operations
+ * The request object (struct fring_request) and the transport's operations
  * on it: what a transport fills and what the in-flight table links. Its
  * lifetime and the exactly-once claim are request.h.
  *
@@ -24,7 +24,7 @@
 
 #include "../proto/proto.h"
 
-struct fring_req;
+struct fring_request;
 struct fring_reqs;
 
 /* A transport's operations on the requests it serves: one table per
@@ -32,10 +32,10 @@ struct fring_reqs;
 struct fring_req_ops {
 	/* Deliver one reply (iov[0] is the fuse_out_header). 0 or -errno
 	 * (-ENOENT: the kernel no longer waits for this request). */
-	int (*send)(struct fring_req *r, const struct iovec *iov,
+	int (*send)(struct fring_request *r, const struct iovec *iov,
 		    int iovcnt);
 	/* The request is finished; its memory may be reused. */
-	void (*release)(struct fring_req *r);
+	void (*release)(struct fring_request *r);
 	/* Optional: the data-path services (req_read_fd, req_write_fd),
 	 * called with the plugin's handle after the host checked it, the
 	 * opcode, fd and length but before anything claimed the request
@@ -78,16 +78,16 @@ struct fring_req_ops {
 #define FRING_REQ_HANDLE_SHIFT 48
 #define FRING_REQ_ADDR_MASK ((UINT64_C(1) << FRING_REQ_HANDLE_SHIFT) - 1)
 
-static inline struct fring_req *fring_req_ptr(fring_req *h)
+static inline struct fring_request *fring_req_ptr(fring_req *h)
 {
-	return (struct fring_req *)(uintptr_t)((uintptr_t)h &
+	return (struct fring_request *)(uintptr_t)((uintptr_t)h &
 					       FRING_REQ_ADDR_MASK);
 }
 
 /* The runtime's own handle to r: untagged (generation 0, never taken for
  * stale), for the host's reply functions called on the runtime's behalf.
  * A plugin gets fring_req_handle(r) (request.h), tagged. */
-static inline fring_req *fring_req_untagged(struct fring_req *r)
+static inline fring_req *fring_req_untagged(struct fring_request *r)
 {
 	return (fring_req *)r;
 }
@@ -97,7 +97,7 @@ static inline uint32_t fring_req_hgen(const fring_req *h)
 	return (uint32_t)((uintptr_t)h >> FRING_REQ_HANDLE_SHIFT);
 }
 
-struct fring_req {
+struct fring_request {
 	/* The transport's identity of this request memory, the same for every
 	 * request it holds: fring_req_init (and fring_req_set_owner) store a
 	 * field only where it differs, so a
@@ -138,7 +138,7 @@ struct fring_req {
 
 	atomic_int interrupted; /* set by INTERRUPT */
 	int tracked; /* in the in-flight table, counted outstanding */
-	struct fring_req *hnext;
+	struct fring_request *hnext;
 
 	/* READDIR(PLUS) reply under construction. scratch is transport memory
 	 * the dir buffer may live in (the unused tail of the read buffer). */

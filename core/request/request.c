@@ -28,7 +28,7 @@ static unsigned next_gen(unsigned gen)
 			(field) = (v);                                        \
 	} while (0)
 
-void fring_req_quiesce(struct fring_req *r)
+void fring_req_quiesce(struct fring_request *r)
 {
 	unsigned s = atomic_load_explicit(&r->state, memory_order_relaxed);
 
@@ -51,7 +51,7 @@ void fring_req_quiesce(struct fring_req *r)
 	}
 }
 
-void fring_req_init(struct fring_req *r, struct fring_reqs *rq,
+void fring_req_init(struct fring_request *r, struct fring_reqs *rq,
 		    const struct fring_req_ops *ops, void *tdata, int fd,
 		    uint32_t queue)
 {
@@ -63,8 +63,8 @@ void fring_req_init(struct fring_req *r, struct fring_reqs *rq,
 	fring_req_quiesce(r);
 	/* Not the identity, state, oclaim, xrefs: a late caller may be
 	 * reading them. */
-	memset(&r->zero_copy, 0, offsetof(struct fring_req, state) -
-				 offsetof(struct fring_req, zero_copy));
+	memset(&r->zero_copy, 0, offsetof(struct fring_request, state) -
+				 offsetof(struct fring_request, zero_copy));
 	SET_IF(r->rq, rq);
 	SET_IF(r->ops, ops);
 	SET_IF(r->tdata, tdata);
@@ -77,12 +77,12 @@ void fring_req_init(struct fring_req *r, struct fring_reqs *rq,
 			      memory_order_release);
 }
 
-void fring_req_set_owner(struct fring_req *r, const void *owner)
+void fring_req_set_owner(struct fring_request *r, const void *owner)
 {
 	SET_IF(r->owner, owner);
 }
 
-fring_req *fring_req_handle(struct fring_req *r)
+fring_req *fring_req_handle(struct fring_request *r)
 {
 	uintptr_t a = (uintptr_t)r;
 
@@ -95,7 +95,7 @@ fring_req *fring_req_handle(struct fring_req *r)
 			     << FRING_REQ_HANDLE_SHIFT);
 }
 
-int fring_req_stale(struct fring_req *r, uint32_t hgen, unsigned s)
+int fring_req_stale(struct fring_request *r, uint32_t hgen, unsigned s)
 {
 	if (!hgen || (GEN_OF(s) & 0xffffu) == hgen)
 		return 0;
@@ -110,9 +110,9 @@ int fring_req_stale(struct fring_req *r, uint32_t hgen, unsigned s)
 	return 1;
 }
 
-struct fring_req *fring_req_get(fring_req *h)
+struct fring_request *fring_req_get(fring_req *h)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 
 	if (!r)
 		return NULL;
@@ -123,7 +123,7 @@ struct fring_req *fring_req_get(fring_req *h)
 
 int fring_req_pending(fring_req *h)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	uint32_t hgen = fring_req_hgen(h);
 	unsigned s;
 
@@ -134,9 +134,9 @@ int fring_req_pending(fring_req *h)
 	       FRING_REQ_ST(s) == FRING_REQ_PENDING;
 }
 
-struct fring_req *fring_req_enter(fring_req *h, int *ref)
+struct fring_request *fring_req_enter(fring_req *h, int *ref)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	uint32_t hgen = fring_req_hgen(h);
 	unsigned s;
 
@@ -157,13 +157,13 @@ struct fring_req *fring_req_enter(fring_req *h, int *ref)
 	return r;
 }
 
-void fring_req_leave(struct fring_req *r, int ref)
+void fring_req_leave(struct fring_request *r, int ref)
 {
 	if (ref)
 		atomic_fetch_sub_explicit(&r->xrefs, 1, memory_order_release);
 }
 
-void fring_req_track(struct fring_req *r)
+void fring_req_track(struct fring_request *r)
 {
 	struct fring_inflight *t = &r->rq->inflight;
 
@@ -173,7 +173,7 @@ void fring_req_track(struct fring_req *r)
 	fring_inflight_take_pending(t, r);
 }
 
-void fring_req_finish(struct fring_req *r)
+void fring_req_finish(struct fring_request *r)
 {
 	struct fring_reqs *rq = r->rq;
 	uint32_t queue = r->queue; /* r may be reused once released */
@@ -191,7 +191,7 @@ void fring_req_finish(struct fring_req *r)
 				 1);
 }
 
-int fring_req_send_raw(struct fring_req *r, int32_t error,
+int fring_req_send_raw(struct fring_request *r, int32_t error,
 		       const struct iovec *body, int nbody)
 {
 	struct fring_reqs *rq = r->rq;
@@ -223,7 +223,7 @@ int fring_req_send_raw(struct fring_req *r, int32_t error,
 	return ret;
 }
 
-int fring_req_send(struct fring_req *r, int32_t error,
+int fring_req_send(struct fring_request *r, int32_t error,
 		   const struct iovec *body, int nbody)
 {
 	int ret = fring_req_send_raw(r, error, body, nbody);
@@ -232,19 +232,19 @@ int fring_req_send(struct fring_req *r, int32_t error,
 	return ret;
 }
 
-static void set_replied(struct fring_req *r)
+static void set_replied(struct fring_request *r)
 {
 	atomic_store(&r->state, WITH_ST(atomic_load(&r->state),
 					FRING_REQ_REPLIED));
 }
 
-void fring_req_drop(struct fring_req *r)
+void fring_req_drop(struct fring_request *r)
 {
 	set_replied(r);
 	fring_req_finish(r);
 }
 
-void fring_req_abandon(struct fring_req *r)
+void fring_req_abandon(struct fring_request *r)
 {
 	struct fring_reqs *rq = r->rq;
 	uint32_t queue = r->queue;

@@ -1,12 +1,12 @@
 /*
- * One in-flight FUSE request (struct fring_req, req.h; plugins hold a
+ * One in-flight FUSE request (struct fring_request, req.h; plugins hold a
  * handle to it, the ABI's fring_req *): its lifetime, the exactly-once
  * reply state and the plugin-facing handles.
  * The object itself is req.h; the in-flight table INTERRUPT looks requests
  * up in is inflight.h; the reply helpers (errors, misuse, the synchronous
  * data-path services) are reply.h.
  *
- * A transport embeds a struct fring_req in its own per-request object,
+ * A transport embeds a struct fring_request in its own per-request object,
  * fills ops/tdata/fd with fring_req_init, and hands it to whoever the
  * session named to receive requests (dispatch). The request (and the buffer its
  * decoded args point into) stays alive until ops->release() is called, which happens
@@ -39,7 +39,7 @@ void fring_reqs_destroy(struct fring_reqs *rq);
 /* Drop the reference the calling thread's fring_req_claim took on r, if
  * any (the thread's last claim was r and it was not r's owner). Returns 1
  * if a reference was dropped. */
-int fring_req_xref_put(struct fring_req *r);
+int fring_req_xref_put(struct fring_request *r);
 
 /* Claim on the owner thread without an atomic read-modify-write: a plain
  * store, one full fence and a load (request_claim.c, "The owner's fast path",
@@ -52,7 +52,7 @@ int fring_req_xref_put(struct fring_req *r);
  * fring_req_claim. */
 int fring_req_claim_owner(fring_req *h);
 
-void fring_req_init(struct fring_req *r, struct fring_reqs *rq,
+void fring_req_init(struct fring_request *r, struct fring_reqs *rq,
 		    const struct fring_req_ops *ops, void *tdata, int fd,
 		    uint32_t queue);
 
@@ -60,24 +60,24 @@ void fring_req_init(struct fring_req *r, struct fring_reqs *rq,
  * memory of r (an entry's payload pointer, its zero-copy flag) before it:
  * mark r RECYCLING and wait until no late caller holds a reference
  * (fring_req_enter). Callers that come later see RECYCLING and leave. */
-void fring_req_quiesce(struct fring_req *r);
+void fring_req_quiesce(struct fring_request *r);
 
-/* The rest of r's identity (see struct fring_req), after fring_req_init:
+/* The rest of r's identity (see struct fring_request), after fring_req_init:
  * its owning thread. Stored only where it differs. */
-void fring_req_set_owner(struct fring_req *r, const void *owner);
+void fring_req_set_owner(struct fring_request *r, const void *owner);
 
 /* Enter the request in the in-flight table and the outstanding count; done
  * by dispatch before the plugin sees it. */
-void fring_req_track(struct fring_req *r);
+void fring_req_track(struct fring_request *r);
 
 /* The handle to give the plugin for r (tagged with r's generation). */
-fring_req *fring_req_handle(struct fring_req *r);
+fring_req *fring_req_handle(struct fring_request *r);
 
 /* The request behind handle h (tagged or not), or NULL if h is stale: its
  * request was answered and the memory now holds another one (logged).
  * Without a reference: for the owner thread, or where the request cannot
  * be recycled meanwhile. */
-struct fring_req *fring_req_get(fring_req *h);
+struct fring_request *fring_req_get(fring_req *h);
 
 /* A host call's way in through a plugin's handle h: as fring_req_get, but
  * a caller other than r's owner thread (every caller, for a request
@@ -86,8 +86,8 @@ struct fring_req *fring_req_get(fring_req *h);
  * transport does not recycle r (fring_req_init waits) while it is held.
  * NULL if h is stale or its request is being recycled (then no reference
  * is held). */
-struct fring_req *fring_req_enter(fring_req *h, int *ref);
-void fring_req_leave(struct fring_req *r, int ref);
+struct fring_request *fring_req_enter(fring_req *h, int *ref);
+void fring_req_leave(struct fring_request *r, int ref);
 
 /* 1 if h's request still waits for its reply (its generation, PENDING),
  * 0 once answered or recycled. Not logged: for deciding after the fact
@@ -108,25 +108,25 @@ void fring_req_expire(struct fring_reqs *rq, uint64_t unique,
 /* Send a claimed request's reply: error (0 or -errno, already sane) and
  * body parts (ignored when error != 0), then finish it. Returns the
  * transport's result. */
-int fring_req_send(struct fring_req *r, int32_t error,
+int fring_req_send(struct fring_request *r, int32_t error,
 		   const struct iovec *body, int nbody);
 
 /* Hand the reply to the transport, without finishing r. For the interrupt
  * deadline (fring_req_expire), which answers for the plugin and keeps r. */
-int fring_req_send_raw(struct fring_req *r, int32_t error,
+int fring_req_send_raw(struct fring_request *r, int32_t error,
 		       const struct iovec *body, int nbody);
 
 /* After the reply or drop: leave the table, free the dir buffer, give the
  * memory back to the transport. Nothing may touch r afterwards. For the
  * reply path (reply.c); everyone else finishes through fring_req_send,
  * fring_req_drop or fring_req_abandon. */
-void fring_req_finish(struct fring_req *r);
+void fring_req_finish(struct fring_request *r);
 
 /* Finish a request that gets no reply (FORGET, INTERRUPT, NOTIFY_REPLY). */
-void fring_req_drop(struct fring_req *r);
+void fring_req_drop(struct fring_request *r);
 
 /* Release a request popped from the in-flight table without replying
  * (teardown of requests the plugin never answered). */
-void fring_req_abandon(struct fring_req *r);
+void fring_req_abandon(struct fring_request *r);
 
 #endif /* FRING_REQUEST_H */

@@ -15,9 +15,9 @@
 
 __thread const void *fring_req_thread;
 /* The request this thread's last claim took a reference on. */
-static __thread struct fring_req *held;
+static __thread struct fring_request *held;
 
-int fring_req_xref_put(struct fring_req *r)
+int fring_req_xref_put(struct fring_request *r)
 {
 	if (!r || held != r)
 		return 0;
@@ -30,7 +30,7 @@ static int claim(fring_req *h, int off_owner);
 
 int fring_req_claim(fring_req *h)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	int ret;
 
 	if (!r->owner || r->owner == fring_req_thread)
@@ -102,7 +102,7 @@ int fring_req_claim(fring_req *h)
  */
 int fring_req_claim_owner(fring_req *h)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	uint32_t hgen = fring_req_hgen(h);
 	unsigned s = atomic_load_explicit(&r->state, memory_order_relaxed);
 
@@ -125,7 +125,7 @@ int fring_req_claim_owner(fring_req *h)
  * reference, which also yields to the owner's fast path. */
 static int claim(fring_req *h, int off_owner)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	uint32_t hgen = fring_req_hgen(h);
 	unsigned s = atomic_load(&r->state);
 
@@ -175,10 +175,10 @@ static int claim(fring_req *h, int off_owner)
 /* Find `unique` and move it PENDING -> EXPIRING, under the bucket lock so
  * r cannot be finished meanwhile. Returns r; or NULL with *ring set if it
  * is unanswered but cannot be answered for the plugin (fd < 0). */
-static struct fring_req *expire_claim(struct fring_inflight *t,
+static struct fring_request *expire_claim(struct fring_inflight *t,
 					  uint64_t unique, int *ring)
 {
-	struct fring_req *r;
+	struct fring_request *r;
 	unsigned s;
 
 	*ring = 0;
@@ -203,7 +203,7 @@ void fring_req_expire(struct fring_reqs *rq, uint64_t unique,
 {
 	int ring;
 	unsigned s;
-	struct fring_req *r = expire_claim(&rq->inflight, unique, &ring);
+	struct fring_request *r = expire_claim(&rq->inflight, unique, &ring);
 
 	if (!r) {
 		if (ring)

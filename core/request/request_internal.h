@@ -16,6 +16,6 @@
 /* 1 (counted and logged) if handle generation hgen is not r's (state word
  * s): the plugin used a handle of a request it had answered. hgen 0, a
  * plain pointer from the runtime itself, is never stale. */
-int fring_req_stale(struct fring_req *r, uint32_t hgen, unsigned s);
+int fring_req_stale(struct fring_request *r, uint32_t hgen, unsigned s);
 
 #endif /* FRING_REQUEST_INTERNAL_H */

@@ -26,7 +26,7 @@ static void unlock_plugin(struct fring_dispatch *dx)
 		pthread_mutex_unlock(&dx->serial);
 }
 
-static void do_forget(struct fring_dispatch *dx, struct fring_req *r)
+static void do_forget(struct fring_dispatch *dx, struct fring_request *r)
 {
 	const struct fring_forget_one *items;
 	struct fring_forget_one one;
@@ -65,7 +65,7 @@ static void do_forget(struct fring_dispatch *dx, struct fring_req *r)
 	fring_req_drop(r);
 }
 
-static void do_interrupt(struct fring_dispatch *dx, struct fring_req *r)
+static void do_interrupt(struct fring_dispatch *dx, struct fring_request *r)
 {
 	FRING_STAT_INC(&dx->rq, r->queue, interrupts);
 	/* No reply: with cloned fds a reply to the interrupt id only reaches
@@ -76,7 +76,7 @@ static void do_interrupt(struct fring_dispatch *dx, struct fring_req *r)
 	fring_req_drop(r);
 }
 
-static void reply_malformed(struct fring_dispatch *dx, struct fring_req *r,
+static void reply_malformed(struct fring_dispatch *dx, struct fring_request *r,
 			    int noreply)
 {
 	FRING_STAT_INC(&dx->rq, r->queue, malformed);
@@ -103,7 +103,7 @@ static void reply_malformed(struct fring_dispatch *dx, struct fring_req *r,
 		return;                                                     \
 	} while (0)
 
-void fring_dispatch(struct fring_dispatch *dx, struct fring_req *r,
+void fring_dispatch(struct fring_dispatch *dx, struct fring_request *r,
 		    const struct fuse_in_header *in, const void *arg,
 		    size_t arglen, const void *payload, size_t paylen)
 {
@@ -195,14 +195,14 @@ dflt:
 	}
 }
 
-void fring_dispatch_arrived(struct fring_req *r,
+void fring_dispatch_arrived(struct fring_request *r,
 			    const struct fuse_in_header *in, const void *arg,
 			    size_t arglen, const void *payload, size_t paylen)
 {
 	fring_dispatch(fring_req_dx(r), r, in, arg, arglen, payload, paylen);
 }
 
-void fring_dispatch_buf(struct fring_dispatch *dx, struct fring_req *r,
+void fring_dispatch_buf(struct fring_dispatch *dx, struct fring_request *r,
 			const void *buf, size_t len)
 {
 	const struct fuse_in_header *in = buf;

@@ -51,7 +51,7 @@ struct fring_dispatch {
 
 /* The dispatch state r belongs to (every request dispatch sees points to
  * its struct fring_dispatch's rq). */
-static inline struct fring_dispatch *fring_req_dx(const struct fring_req *r)
+static inline struct fring_dispatch *fring_req_dx(const struct fring_request *r)
 {
 	return (struct fring_dispatch *)((char *)r->rq -
 					 offsetof(struct fring_dispatch, rq));

@@ -11,7 +11,7 @@ static int is_dot_or_dotdot(const char *name, uint32_t len)
 }
 
 /* The name the request creates or looks up (NULL for TMPFILE). */
-static const char *request_name(const struct fring_req *r, uint32_t *len)
+static const char *request_name(const struct fring_request *r, uint32_t *len)
 {
 	switch (r->opcode) {
 	case FUSE_LOOKUP:
@@ -44,7 +44,7 @@ static const char *key_of(uint32_t op)
 	return "entry-nodeid-tmpfile";
 }
 
-const char *fring_entry_refusal(const struct fring_req *r, uint64_t ino,
+const char *fring_entry_refusal(const struct fring_request *r, uint64_t ino,
 				const char *name, uint32_t namelen)
 {
 	int listing = r->opcode == FUSE_READDIRPLUS;
@@ -58,7 +58,7 @@ const char *fring_entry_refusal(const struct fring_req *r, uint64_t ino,
 	return NULL;
 }
 
-void fring_entry_log(const struct fring_req *r, const char *why,
+void fring_entry_log(const struct fring_request *r, const char *why,
 		     const char *name, uint32_t namelen)
 {
 	if (r->opcode != FUSE_READDIRPLUS)

@@ -19,12 +19,12 @@
 /* Why an entry reply to r may not name nodeid ino, or NULL if it may.
  * name/namelen: the entry's name for READDIRPLUS; NULL for the request's
  * own name. */
-const char *fring_entry_refusal(const struct fring_req *r, uint64_t ino,
+const char *fring_entry_refusal(const struct fring_request *r, uint64_t ino,
 				const char *name, uint32_t namelen);
 
 /* Log the refusal (one line, rate limited per opcode); the caller answers
  * EIO. */
-void fring_entry_log(const struct fring_req *r, const char *why,
+void fring_entry_log(const struct fring_request *r, const char *why,
 		     const char *name, uint32_t namelen);
 
 #endif /* FRING_ENTRY_CHECK_H */

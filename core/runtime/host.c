@@ -76,7 +76,7 @@ static int32_t h_req_ctx(fring_req *h, struct fring_req_ctx *out)
 static fring_mount *h_req_mount(fring_req *h)
 {
 	int ref;
-	struct fring_req *r = fring_req_enter(h, &ref);
+	struct fring_request *r = fring_req_enter(h, &ref);
 	fring_mount *m = r ? &fring_req_dx(r)->mount : NULL;
 
 	if (r)
@@ -87,7 +87,7 @@ static fring_mount *h_req_mount(fring_req *h)
 static int32_t h_req_interrupted(fring_req *h)
 {
 	int ref, ret = 0;
-	struct fring_req *r = fring_req_enter(h, &ref);
+	struct fring_request *r = fring_req_enter(h, &ref);
 
 	if (r) {
 		ret = atomic_load(&r->interrupted);

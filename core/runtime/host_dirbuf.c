@@ -16,14 +16,14 @@
 #include "../request/request.h"
 #include "entry_check.h"
 
-static int is_readdir(const struct fring_req *r)
+static int is_readdir(const struct fring_request *r)
 {
 	return fits(r, FRING_R_DIRENT | FRING_R_DIRENTPLUS);
 }
 
 /* The listing lives in transport scratch memory when it is big enough,
  * else in a buffer of the kernel's requested size. */
-static int dir_buf(struct fring_req *r)
+static int dir_buf(struct fring_request *r)
 {
 	/* The kernel never asks for more than max_pages pages; a bigger size
 	 * (a bogus request) gets a shorter listing, which is allowed, rather
@@ -45,7 +45,7 @@ static int dir_buf(struct fring_req *r)
 	return 0;
 }
 
-static int32_t dir_check(fring_req *h, struct fring_req *r,
+static int32_t dir_check(fring_req *h, struct fring_request *r,
 			 const char *what)
 {
 	if (FRING_REQ_ST(atomic_load(&r->state)) != FRING_REQ_PENDING)
@@ -55,7 +55,7 @@ static int32_t dir_check(fring_req *h, struct fring_req *r,
 	return dir_buf(r);
 }
 
-static int32_t dir_result(struct fring_req *r, int ret)
+static int32_t dir_result(struct fring_request *r, int ret)
 {
 	if (ret < 0)
 		fring_log_ratelimited("dir-add", FRING_LOG_WARN,

@@ -19,7 +19,7 @@
 /* A host call's hold on a request (fring_req_enter), let go when the
  * call returns, whichever way. */
 struct held_req {
-	struct fring_req *r;
+	struct fring_request *r;
 	int ref;
 };
 
@@ -34,14 +34,14 @@ static inline void let_go(struct held_req *hr)
  * reused) -EALREADY (request.h). */
 #define GET_REQ(r, h)                                                       \
 	__attribute__((cleanup(let_go))) struct held_req r##_held = { 0 };  \
-	struct fring_req *r = r##_held.r =                              \
+	struct fring_request *r = r##_held.r =                              \
 		fring_req_enter(h, &r##_held.ref);                          \
 	if (!r)                                                             \
 		return (h) ? -EALREADY : -EINVAL
 
 /* The request's opcode may be answered with this body (FRING_R_*, the
  * replies column of ops.def). */
-static inline int fits(const struct fring_req *r, uint32_t kinds)
+static inline int fits(const struct fring_request *r, uint32_t kinds)
 {
 	return !!(fring_op_replies(r->opcode) & kinds);
 }

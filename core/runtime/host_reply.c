@@ -40,7 +40,7 @@ int32_t fring_host_send1(fring_req *h, const void *p, size_t len)
  * (NULL: logged already) and answer EIO. */
 int32_t fring_host_refuse_entry(fring_req *h, const char *why)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	int ret = fring_req_claim(h);
 
 	if (ret)
@@ -71,7 +71,7 @@ int32_t fring_host_reply_entry(fring_req *h, const struct fring_entry *e)
 
 /* FOPEN_IO_URING_ZERO_COPY reaches the kernel only from a plugin that
  * knows it (ABI 1.5) on a mount whose rings serve zero-copy. */
-static void open_filter(const struct fring_req *r, struct fuse_open_out *oo)
+static void open_filter(const struct fring_request *r, struct fuse_open_out *oo)
 {
 	if ((oo->open_flags & FOPEN_IO_URING_ZERO_COPY) &&
 	    (fring_req_dx(r)->desc->abi_minor < 5 ||

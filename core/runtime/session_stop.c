@@ -174,7 +174,7 @@ static void flush_writeback(struct fring_session *s)
 
 void fring_session_stop(struct fring_session *s)
 {
-	struct fring_req *r;
+	struct fring_request *r;
 	long unanswered;
 
 	if (!s)

@@ -23,7 +23,7 @@
  * until its reply: refs is 2 while the worker still runs dispatch (worker +
  * pending reply) and whoever drops the last ref recycles it. */
 struct dbuf {
-	struct fring_req req;
+	struct fring_request req;
 	atomic_int refs;
 	struct fring_devfuse *t;
 	struct dbuf *next; /* free list */
@@ -163,9 +163,9 @@ static void buf_put(struct fring_devfuse *t, struct dbuf *b)
 	pthread_mutex_unlock(&t->pool_lock);
 }
 
-/* Transport hooks for struct fring_req. The reply must go to the fd that
+/* Transport hooks for struct fring_request. The reply must go to the fd that
  * read the request: each cloned fd has its own processing list. */
-static int df_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
+static int df_send(struct fring_request *r, const struct iovec *iov, int iovcnt)
 {
 	ssize_t n;
 
@@ -189,7 +189,7 @@ static int df_send(struct fring_req *r, const struct iovec *iov, int iovcnt)
 	return (int)n;
 }
 
-static void df_release(struct fring_req *r)
+static void df_release(struct fring_request *r)
 {
 	struct dbuf *b = r->tdata;
 
@@ -203,7 +203,7 @@ static const struct fring_req_ops df_req_ops = {
 };
 
 /* One request read whole into buf: header, then its arguments. */
-static void arrived(struct fring_devfuse *t, struct fring_req *r,
+static void arrived(struct fring_devfuse *t, struct fring_request *r,
 		    const void *buf, size_t len)
 {
 	const struct fuse_in_header *in = buf;

@@ -23,7 +23,7 @@
  * plugin when it returns. */
 struct fring_serve {
 	struct fring_reqs *rq;
-	void (*arrived)(struct fring_req *r,
+	void (*arrived)(struct fring_request *r,
 			const struct fuse_in_header *in, const void *arg,
 			size_t arglen, const void *payload, size_t paylen);
 };

@@ -170,7 +170,7 @@ int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
 		      struct fring_uring_stats *out);
 
 /* Whether r was received over a ring (so the services below apply). */
-int fring_uring_owns(const struct fring_req *r);
+int fring_uring_owns(const struct fring_request *r);
 
 /* ABI 1.1 data-path services for a ring request (any thread), given the
  * plugin's handle h (request.h). On 0 the request is answered by the

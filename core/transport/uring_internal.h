@@ -45,7 +45,7 @@ struct uring_thread;
 struct uring_queue;
 
 struct uring_ent {
-	struct fring_req req;      /* handed to dispatch; container_of'ed */
+	struct fring_request req;      /* handed to dispatch; container_of'ed */
 	struct uring_thread *th;
 	struct uring_queue *q;
 	struct fuse_uring_req_header *hdr; /* header buffer (4 KiB) */
@@ -358,8 +358,8 @@ extern __thread struct uring_thread *uring_self;
 
 /* uring_reply.c: the entry as a request (its fring_req_ops). */
 void uring_ent_init_req(struct uring_ent *e);
-int uring_is_ent(const struct fring_req *r);
-struct uring_ent *uring_ent_of(struct fring_req *r);
+int uring_is_ent(const struct fring_request *r);
+struct uring_ent *uring_ent_of(struct fring_request *r);
 /* The reply header in the entry: error, unique, a body of `body` bytes. */
 void uring_write_out_header(struct uring_ent *e, int32_t error,
 			    uint64_t unique, uint32_t body);

@@ -125,7 +125,7 @@ done:
 	return 1;
 }
 
-int fring_uring_owns(const struct fring_req *r)
+int fring_uring_owns(const struct fring_request *r)
 {
 	return uring_is_ent(r);
 }
@@ -142,7 +142,7 @@ int fring_uring_owns(const struct fring_req *r)
  * reference, dropped when it hands the entry to the owner. */
 static int accept_io(fring_req *h, uint32_t opcode, int fd)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	struct uring_ent *e;
 	int ret;
 
@@ -192,7 +192,7 @@ static void start_io(struct uring_ent *e, int action, int fd, uint64_t off,
 
 int fring_uring_read_fd(fring_req *h, int fd, uint64_t offset, uint32_t len)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	struct uring_ent *e;
 	ssize_t n;
 	int ret;
@@ -222,7 +222,7 @@ int fring_uring_read_fd(fring_req *h, int fd, uint64_t offset, uint32_t len)
 
 int fring_uring_write_fd(fring_req *h, int fd, uint64_t offset)
 {
-	struct fring_req *r = fring_req_ptr(h);
+	struct fring_request *r = fring_req_ptr(h);
 	struct uring_ent *e;
 	const char *src;
 	uint32_t len;

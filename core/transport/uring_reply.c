@@ -15,7 +15,7 @@
 #include "../proto/ops.h"
 #include "uring_internal.h"
 
-static struct uring_ent *ent_of(struct fring_req *r)
+static struct uring_ent *ent_of(struct fring_request *r)
 {
 	return (struct uring_ent *)((char *)r - offsetof(struct uring_ent, req));
 }
@@ -43,7 +43,7 @@ void uring_write_out_header(struct uring_ent *e, int32_t error,
  * client's pages are reachable only through the slot, so the bytes cannot
  * be delivered (plugin.h, FRING_FOPEN_IO_URING_ZERO_COPY). An empty READ
  * (EOF) and a WRITE count of 0 carry no data and pass. */
-static int zc_refuse(struct uring_ent *e, struct fring_req *r,
+static int zc_refuse(struct uring_ent *e, struct fring_request *r,
 		     const struct iovec *iov, int iovcnt, size_t total)
 {
 	const struct fuse_write_out *wo;
@@ -75,7 +75,7 @@ static int zc_refuse(struct uring_ent *e, struct fring_req *r,
 /* fring_req send hook (any thread): reply into the entry's buffers. The
  * commit itself waits for the release hook, because the request layer
  * still touches the fring_req after send returns. */
-static int ent_send(struct fring_req *r, const struct iovec *iov,
+static int ent_send(struct fring_request *r, const struct iovec *iov,
 		    int iovcnt)
 {
 	struct uring_ent *e = ent_of(r);
@@ -132,7 +132,7 @@ static int ent_send(struct fring_req *r, const struct iovec *iov,
 
 /* fring_req release hook (any thread): the request layer is done with the
  * fring_req, so the entry may go back to the kernel. */
-static void ent_release(struct fring_req *r)
+static void ent_release(struct fring_request *r)
 {
 	struct uring_ent *e = ent_of(r);
 
@@ -184,12 +184,12 @@ void uring_ent_init_req(struct uring_ent *e)
 	e->req.scratch_cap = e->payload_cap;
 }
 
-int uring_is_ent(const struct fring_req *r)
+int uring_is_ent(const struct fring_request *r)
 {
 	return r && r->ops == &ent_req_ops;
 }
 
-struct uring_ent *uring_ent_of(struct fring_req *r)
+struct uring_ent *uring_ent_of(struct fring_request *r)
 {
 	return ent_of(r);
 }

@@ -278,7 +278,7 @@ static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)
 
 static void io_done(struct uring_thread *t, struct uring_ent *e, int res)
 {
-	struct fring_req *r = &e->req;
+	struct fring_request *r = &e->req;
 	int bad;
 
 	t->io_inflight--;

@@ -439,7 +439,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The held requests, answered now (from "another thread": the
 	 * harness is no queue thread). */
 	for (int i = 0; i < nheld; i++) {
-		struct fring_req *r = fring_req_ptr(held[i]);
+		struct fring_request *r = fring_req_ptr(held[i]);
 		struct uring_ent *e = uring_ent_of(r);
 		uint64_t unique = r->unique;
 

@@ -68,7 +68,7 @@ void ft_req_put(struct ft_req *q)
 	}
 }
 
-static int ft_send(struct fring_req *r, const struct iovec *iov, int n)
+static int ft_send(struct fring_request *r, const struct iovec *iov, int n)
 {
 	struct ft_req *q = ft_req_of(r);
 	struct fake_transport *ft = q->ft;
@@ -93,7 +93,7 @@ static int ft_send(struct fring_req *r, const struct iovec *iov, int n)
 	return 0;
 }
 
-static void ft_release(struct fring_req *r)
+static void ft_release(struct fring_request *r)
 {
 	struct ft_req *q = ft_req_of(r);
 

@@ -34,7 +34,7 @@ struct fake_transport {
 /* One request of the fake: the runtime's request first (r.tdata points
  * here), then what the fake counted for it. */
 struct ft_req {
-	struct fring_req r;
+	struct fring_request r;
 	struct fake_transport *ft;
 	int sends, releases;
 	int refs;             /* ft_req_new's: the release and the test */
@@ -58,7 +58,7 @@ struct ft_req *ft_req_new(struct fake_transport *ft, size_t buflen, uint8_t **bu
 void ft_req_put(struct ft_req *q);
 
 /* The request of r (from its tdata). */
-static inline struct ft_req *ft_req_of(struct fring_req *r)
+static inline struct ft_req *ft_req_of(struct fring_request *r)
 {
 	return (struct ft_req *)r->tdata;
 }

@@ -34,13 +34,13 @@ static struct fring_stats *stat_sum(void)
 	return &sum;
 }
 
-static struct fring_req *new_req(size_t buflen, uint8_t **buf)
+static struct fring_request *new_req(size_t buflen, uint8_t **buf)
 {
 	return &ft_req_new(&ft, buflen, buf)->r;
 }
 
 /* The dispatching thread is done with r (the block lives to teardown). */
-static void dispatch_and_put(struct fring_req *r, const uint8_t *buf,
+static void dispatch_and_put(struct fring_request *r, const uint8_t *buf,
 			     size_t len)
 {
 	fring_dispatch_buf(&dx, r, buf, len);
@@ -242,7 +242,7 @@ static void run(uint32_t op, uint64_t unique, uint64_t nodeid, const void *arg,
 	size_t n1 = name ? strlen(name) + 1 : 0, n2 = name2 ? strlen(name2) + 1 : 0;
 	size_t len = sizeof(struct fuse_in_header) + arglen + n1 + n2;
 	uint8_t *buf;
-	struct fring_req *r = new_req(len, &buf);
+	struct fring_request *r = new_req(len, &buf);
 	struct fuse_in_header in = { .len = (uint32_t)len, .opcode = op,
 				     .unique = unique, .nodeid = nodeid,
 				     .uid = 1000, .gid = 100, .pid = 42 };
@@ -576,7 +576,7 @@ Test(dispatch, malformed_eio)
 
 	/* LOOKUP name without its NUL */
 	uint8_t *buf;
-	struct fring_req *r = new_req(64, &buf);
+	struct fring_request *r = new_req(64, &buf);
 	struct fuse_in_header in = { .len = 43, .opcode = FUSE_LOOKUP,
 				     .unique = 110, .nodeid = 1 };
 

@@ -236,7 +236,7 @@ static atomic_int ident_stop;
 
 static void *ident_reader(void *arg)
 {
-	volatile struct fring_req *r = &one.r; /* a fresh read every time */
+	volatile struct fring_request *r = &one.r; /* a fresh read every time */
 	long bad = 0;
 
 	(void)arg;
@@ -278,7 +278,7 @@ static void *recycler(void *arg)
 
 static void *enter_off(void *arg)
 {
-	struct fring_req **out = arg;
+	struct fring_request **out = arg;
 	int ref = 0;
 
 	fring_req_thread = NULL;
@@ -289,7 +289,7 @@ static void *enter_off(void *arg)
 Test(claim, enter_holds_the_request_until_leave)
 {
 	fring_req *h = recycle();
-	struct fring_req *got = NULL;
+	struct fring_request *got = NULL;
 	pthread_t t;
 	void *ref;
 
