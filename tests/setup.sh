@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Prepare a fresh Debian 12 machine (as root) to build and test fring:
 # build and test dependencies (fio, stress-ng: integrity, fio also
 # tests/tools/tsan.sh; clang-14 and its runtime: libFuzzer; libtsan2: gcc's

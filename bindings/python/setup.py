@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The fring package, with the plugin that serves Python filesystems
 built into it: `pip install bindings/python` copies fring's headers into
 site-packages/fring/include (from FRING_INCLUDE_DIR, else this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Runtime logging; see log.h. */
 #define _GNU_SOURCE
 #include "log.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Runtime logging to stderr: "fring: LEVEL: message". The level threshold
  * comes from FRING_LOG (error|warn|info|debug, default info; anything else

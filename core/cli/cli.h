@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The fring command line: one file per subcommand. Exit codes: 0 success,
  * 1 runtime error (message on stderr), 2 bad usage. */
 #ifndef FRING_CLI_H

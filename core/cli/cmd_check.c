@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fring check CONFIG: the same validation and plugin loading as `run`
  * (plugin options included), without mounting. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fring mount PLUGIN MOUNTPOINT [-o key=value]... [-O opt[,opt]]...
  * [-t mode]: one mount without a YAML file, served like `run`. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fring plugins [-v]: a table of every loadable plugin on the search path
  * (each loaded in a child first, so one that crashes is only reported);
  * broken ones and names two plugins share go to stderr. -v adds each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fring run CONFIG: everything is validated, loaded and created before the
  * first mount, so a bad file mounts nothing. */
 #include <stdlib.h>

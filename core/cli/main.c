@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fring: subcommand dispatch; the usage texts are in usage.c. */
 #include <stdio.h>
 #include <string.h>

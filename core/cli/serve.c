@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The foreground serving loop shared by `run` and `mount`. */
 #define _GNU_SOURCE
 #include <pthread.h>

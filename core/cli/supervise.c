@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * `fring run` / `fring mount` supervise their serving process. A server
  * that dies while it owns a request does not get its connection aborted by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Usage texts (the whole command line, and each command's for its --help
  * and its usage errors) and the option parsing every command shares. */
 #define _GNU_SOURCE

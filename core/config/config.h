@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * YAML configuration (libyaml). Schema: DESIGN.md "Configuration"; every
  * key, its type, default and meaning is one row of cfg_keys[]

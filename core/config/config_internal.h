@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Private to core/config: the parse context shared by the document walk
  * (config_load.c), the schema (config_mount.c, config_transport.c) and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Config entry points: read the file, load it with libyaml's document API
  * and walk the top level (`mounts:`), leaving each mount to config_mount.c.

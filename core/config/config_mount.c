@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* One entry of `mounts:` (its keys are rows of config_keys.c), and the
  * mount option words, which the embed API's specs use too. */
 #define _GNU_SOURCE

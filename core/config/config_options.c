@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Flattening of a mount's `options:` subtree into key/value strings for the
  * plugin (plugin-abi-notes.md section 8.2):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The `transport:` section of a mount: the rows of its keys are in
  * config_keys.c; here the parsers of their own (bufpool's two forms,
  * cpus) and what no kernel can serve. */

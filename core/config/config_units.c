@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Size and boolean parsing shared by the config schema, the plugin host
  * table and the CLI. Parsed by hand: strtoull would accept leading
  * whitespace and silently negate "-1". */

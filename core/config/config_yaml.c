@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libyaml document helpers shared by the config schema: errors with
  * positions, node descriptions, mapping checks. */
 #define _GNU_SOURCE

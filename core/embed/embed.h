@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Internal extensions of the embedding API (fring.h) for the CLI: not
  * exported from libfring.so.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The version handshake on a plugin descriptor, and the host's copies of
  * the descriptor and ops table (min(size) bytes, the rest zero, so fields a

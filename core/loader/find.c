@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring_loader_find: a path as given, or a name. `fring plugins` shows a
  * plugin's descriptor name (hello-rust) while its file may be called

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring_loader_list: every <stem>.so on the search path, in search order
  * and by name within a directory, each probed in a child (probe.c). A file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Plugin loader: find a plugin by name or path, dlopen it, run the version
  * handshake. Errors are one line, e.g.

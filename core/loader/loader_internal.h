@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shared between the loader's files; not used outside core/loader. */
 #ifndef FRING_LOADER_INTERNAL_H
 #define FRING_LOADER_INTERNAL_H

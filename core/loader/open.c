@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring_loader_open: find, probe in a child (probe.c), then dlopen, entry
  * symbol, handshake, `load` once per .so in this process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring_loader_probe: load a plugin in a forked child first. Its
  * constructors, entry and load() run before the handshake can say anything

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Where plugins live: FRING_PLUGIN_PATH, then the plugin dir next to the
  * running binary or library (so a build tree works without installing),

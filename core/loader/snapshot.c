@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Private copies of plugin files. A dlopen'd file is mapped, not read: an
  * in-place rewrite (`cp new.so plugins/memfs.so` writes into the same

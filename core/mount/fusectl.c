@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Abort a FUSE connection through fusectl; see fusectl.h. */
 #define _GNU_SOURCE
 #include "fusectl.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The fusectl control filesystem (/sys/fs/fuse/connections): how fring
  * aborts a FUSE connection it owns, so callers get ENOTCONN instead of

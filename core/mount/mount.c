@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Mount plumbing through libfuse3; see mount.h. */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 35

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The kernel mount (kmount): mount and unmount through libfuse3 (mount(2)
  * as root, fusermount3 otherwise). Only the mount(2) plumbing: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Where a connection is mounted; see mountinfo.h. */
 #define _GNU_SOURCE
 #include "mountinfo.h"

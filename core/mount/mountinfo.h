@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Where a FUSE connection is mounted, read from /proc/self/mountinfo.
  *

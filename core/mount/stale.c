@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Dead-mountpoint detection; see stale.h. */
 #define _GNU_SOURCE
 #include "stale.h"

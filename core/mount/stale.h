@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Dead-mountpoint detection. A FUSE server that dies without unmounting
  * leaves its mountpoint in place with an aborted connection: every access

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Reply body encoders: ABI structs (plugin.h) to kernel structs. Every
  * output is fully written, padding included, so no stack bytes reach the

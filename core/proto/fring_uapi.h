@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The FUSE kernel protocol as fring speaks it: opcodes, flags and the wire
  * structs (7.46 layouts), plus the io_uring command structs with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Request decoding and reply encoding for the FUSE wire protocol.
  * Pure functions: no I/O, no allocation, every length checked. Shared by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Reply deadline of interrupted requests; see expiry.h. */
 #define _GNU_SOURCE
 #include "expiry.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The reply deadline of interrupted requests. A caller whose request
  * reached the server waits for the answer even against SIGKILL (fs/fuse/

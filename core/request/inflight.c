@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The in-flight table and its pending interrupts; see inflight.h. */
 #define _GNU_SOURCE
 #include "inflight.h"

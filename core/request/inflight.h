@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The in-flight table, where an INTERRUPT (and the interrupt deadline,
  * expiry.h) finds its target. Request lifetime (request.c) enters and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Error and misuse replies, the synchronous data-path services; see reply.h. */
 #define _GNU_SOURCE
 #include "reply.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Replies the runtime makes for a plugin: error sanitizing, misuse, and
  * the synchronous data-path services. Each function here works on a

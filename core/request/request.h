@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * One in-flight FUSE request (struct fring_request, req.h; plugins hold a
  * handle to it, the ABI's fring_req *): its lifetime, the exactly-once

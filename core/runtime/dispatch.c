@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Opcode -> plugin op, with host defaults for NULL slots; see dispatch.h. */
 #define _GNU_SOURCE
 #include "dispatch.h"

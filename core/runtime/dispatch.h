@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Decode a request and hand it to the plugin (or answer it with the host
  * default when the plugin leaves the op NULL). Transport independent: the

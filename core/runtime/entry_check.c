@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Nodeids an entry reply may name; see entry_check.h. */
 #include "entry_check.h"
 

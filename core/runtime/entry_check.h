@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The nodeids an entry reply may name. Nodeid 1 is the root, which the
  * kernel never looks up: a LOOKUP answered with it makes the kernel take

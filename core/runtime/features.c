@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Plugin features and the mount; see features.h. */
 #include "features.h"
 

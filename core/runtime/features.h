@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What a plugin's fring_plugin.features (ABI 1.4) mean for a mount.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Bounded syncfs of a mount before unmount; see flush.h. */
 #define _GNU_SOURCE
 #include "flush.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Bounded flush of a mount's dirty pages before it is unmounted. With the
  * kernel's writeback cache (FUSE_WRITEBACK_CACHE) a write(2) is

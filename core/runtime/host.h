@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The host function table handed to plugins (struct fring_host_api); its
  * functions take the plugin's request handles (fring_req *) and reach the

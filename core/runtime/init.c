@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* FUSE_INIT negotiation; see init.h (the kernel's side: fs/fuse/inode.c
  * fuse_send_init, process_init_reply). */
 #define _GNU_SOURCE

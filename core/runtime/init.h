@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * FUSE_INIT negotiation (fs/fuse/inode.c fuse_send_init and
  * process_init_reply are the kernel's side): read the kernel's INIT from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* One mount's lifecycle: create, mount, free; see session.h. */
 #define _GNU_SOURCE
 #include "session.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A session is one mount: the /dev/fuse connection, the negotiated INIT
  * parameters, the plugin instance and the threads serving it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Classic /dev/fuse transport: worker pool; see devfuse.h. */
 #define _GNU_SOURCE
 #include "devfuse.h"

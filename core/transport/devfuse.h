@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Classic /dev/fuse transport: a pool of worker threads, each with its own
  * cloned fd (FUSE_DEV_IOC_CLONE), looping read -> dispatch. Replies are

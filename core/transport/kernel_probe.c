@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What this kernel can serve, before anything is mounted (kernel_probe.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What this kernel can serve, known before anything is mounted, so that
  * `fring check` reports what `run` would refuse, and `run` refuses it

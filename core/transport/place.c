@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Queue-thread placement policy: see place.h. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Queue-thread placement policy (transport.placement: auto).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Registering more reduced queues where the load asks: see place_grow.h. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * How many queues to register where the kernel offers reduced queues
  * (FUSE_URING_REDUCED_Q, core/transport/README.md "Reduced queues"; in no

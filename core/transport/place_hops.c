@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Client attribution for the placement policy: see fring_place_hops in
  * place.h. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NUMA spread of queues and queue threads: see place.h. */
 #include <errno.h>
 #include <stdlib.h>

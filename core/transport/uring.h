@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * FUSE-over-io_uring transport for Linux 6.18 and 7.3 (the rules it
  * follows: core/transport/README.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Abort our FUSE connection when the ring protocol went wrong. A rejected
  * commit strands its caller in uninterruptible sleep (fs/fuse/dev_uring.c

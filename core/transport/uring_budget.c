@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Can the ring buffers be had? io_uring pins every registered buffer and,
  * for a process without CAP_IPC_LOCK, charges it to RLIMIT_MEMLOCK (8 MiB

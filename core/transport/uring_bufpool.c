@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Linux 7.3 buffer pools (FUSE 7.46, INIT flag FUSE_HAS_IO_URING_BUFPOOL).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * SQE preparation, owner thread only. liburing 2.3 has no uring_cmd helper,
  * so the 128-byte SQE is filled by hand (the kernel reads it in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Reduced queues registered as the load asks (policy: place_grow.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Transport selection at INIT (the session's before_reply hook). Runs after
  * the reply is built and before it is written, which is the only safe

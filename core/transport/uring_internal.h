@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Internals shared by the uring_*.c files. Ownership rule: a queue thread's
  * ring, its SQ and everything marked "owner" below are touched only by that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * ABI 1.1 data-path services on a ring request: the backing I/O is an
  * IORING_OP_READ_FIXED / WRITE_FIXED on the owning queue's ring, straight

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The mount's queue layout: read the topology (possible CPUs, their NUMA
  * nodes, the CPUs this process may use and transport.cpus), let

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * One NUMA-local region per qid, carved into ring entries: for each entry
  * a 4 KiB header buffer followed by its payload buffer (a page multiple),

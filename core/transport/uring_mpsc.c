@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Lock-free hand-over of entries from replying threads to the queue thread.
  * Producers push with a CAS loop (Treiber stack); the single consumer takes

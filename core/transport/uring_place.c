@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * transport.placement auto: close a window of load every
  * URING_PLACE_WINDOW_NS, feed it to the policy (place.c) and move the

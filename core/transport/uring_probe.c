@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Can this kernel do FUSE over io_uring, and how many qids does it expect?
  * The reasons are worded for the one log line the fallback prints.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The queue thread: pins itself to its qids' CPUs, builds its ring and
  * NUMA-local buffers there (both must come from this thread: SINGLE_ISSUER

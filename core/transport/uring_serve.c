@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Serving on a queue thread: request CQEs go to dispatch; replies, from
  * this thread or any other, become COMMIT_AND_FETCH SQEs on the owner's

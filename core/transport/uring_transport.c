@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The transport object: qids, threads, and the set-up hand-shake that makes
  * the INIT reply safe (core/transport/README.md, "Linux 6.18 (FUSE 7.45):

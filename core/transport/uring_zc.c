@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Linux 7.3 zero-copy (FUSE 7.46; README "Zero-copy", core/transport/
  * README.md for the kernel's rules).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Sparse file data: a radix tree of chunks, each covering MFS_CHUNK_SIZE
  * bytes of the file.

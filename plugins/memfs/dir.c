@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Directory entries with stable readdir offsets.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Inode table and inode lifetime.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * memfs: fring's embedded default filesystem, a POSIX tree in memory.
  * This file holds the plugin descriptor, the lifecycle and the options.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * memfs internals: the in-memory tree shared by the op files.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * memfs operation entry points, one group per ops_*.c file; memfs.c puts
  * them into the fring_fs_ops table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Directory handles and listing: opendir, readdir, readdirplus,
  * releasedir, fsyncdir.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Regular file I/O: open, read, write, flush, release, fsync.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Operations that make a name or an inode: mknod, mkdir, symlink, create,
  * tmpfile, link.

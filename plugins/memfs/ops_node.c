@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Operations on an existing node: lookup, forget, getattr, readlink,
  * access.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * rename(2) and renameat2(2) with RENAME_NOREPLACE / RENAME_EXCHANGE.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * SETATTR: chmod, chown, truncate, utimes. Every check runs before the
  * first change so that a failing call changes nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Space management on regular files: fallocate, lseek(SEEK_DATA/HOLE),
  * copy_file_range.

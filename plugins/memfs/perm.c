@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Caller credentials and the permission rules memfs enforces itself (the
  * kernel does the rest when mounted with default_permissions).

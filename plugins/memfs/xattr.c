@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Extended attributes: a small array per inode (files rarely have more
  * than a handful). user.* is only allowed on regular files and

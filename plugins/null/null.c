@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * null: files that read as zeros and swallow writes, so a benchmark of it
  * measures the runtime itself (protocol, transport, dispatch, replies)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Kernel passthrough (option kernel_passthrough, ABI 1.3): regular files
  * are opened with FOPEN_PASSTHROUGH, and the kernel then reads, writes and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Creating calls run with the caller's fsuid/fsgid so new files belong to
  * the caller. fsuid is per thread on Linux (glibc's setfsuid is the raw

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Turning a name in a directory into a counted entry: stat it, find or
  * create its inode (checking the file handle, so a recycled inode number

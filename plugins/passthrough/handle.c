@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * O_PATH descriptors for known inodes: a bounded LRU cache in front of
  * open_by_handle_at() (or, in path mode, openat() walking down from the

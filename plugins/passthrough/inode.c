@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The inode table: known inodes hashed by (st_dev, st_ino), and an id table
  * mapping FUSE nodeids (small integers, reused with a new generation) to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Option io_threads: READ and WRITE are served on the plugin's own worker
  * threads. The callbacks queue (request, fh, offset, length) and return

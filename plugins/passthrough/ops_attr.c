@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Operations that look up names or read and change inode attributes.
  */

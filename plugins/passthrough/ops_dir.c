@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Directory listing. fh points to a pt_dir: a DIR stream plus the offset
  * it stands at, and the entry that did not fit in the previous reply so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Open files: fh is a real descriptor opened through /proc/self/fd of the
  * inode's O_PATH fd, so it stays valid across rename and unlink.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Operations that create names: mknod, mkdir, symlink, create, tmpfile,
  * link. New inodes are made with the caller's fsuid/fsgid so they belong

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Operations that remove or move names: unlink, rmdir, rename.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Extended attributes through /proc/self/fd/N of the inode's O_PATH fd
  * (f*xattr refuses O_PATH fds). The non-l calls are right even for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * passthrough: mirrors a source directory, inode by inode. Descriptor,
  * options and lifecycle; the operations live in ops_*.c.

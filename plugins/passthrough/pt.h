@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * passthrough plugin: internal interfaces shared by its source files.
  *

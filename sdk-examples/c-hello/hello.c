@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* hello.c: a root directory holding one read-only file, "hello". */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """hello.py: a root directory holding one read-only file, "hello" (the same
 filesystem as sdk-examples/c-hello), written in Python for fring.plugin."""
 import errno

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """memfs.py: a read-write in-memory filesystem in Python (fring.plugin):
 directories, regular files (sparse, in 64 KiB chunks), symbolic and hard
 links, FIFOs, sockets and devices, renames (RENAME_NOREPLACE,

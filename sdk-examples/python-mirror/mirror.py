@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mirror.py: a directory (option `source`) served as it is, in Python
 (fring.plugin). Names, attributes and listings come from os; file data never
 enters Python: a read is answered with FromFd and a write with ToFd, so the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """null.py: plugins/null in Python (fring.plugin), so that a benchmark of
 the two measures the cost of the binding. The root holds `files` regular
 files f0, f1... of `size` bytes (inodes 2...), mode 0666: a read is answered

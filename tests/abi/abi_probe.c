@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * ABI probe: a shared object whose one exported function takes every
  * public type of abi/include/fring, so `abidw` (libabigail) records their

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ABI check with libabigail. PROBE is the built abi_probe.so (its debug
 # info holds every public type of abi/include/fring).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Helpers for the conformance suite: running a syscall as another user,
 errno capture, and the libc calls Python's os module does not expose with
 full control (utimensat with UTIME_NOW/UTIME_OMIT, renameat2, xattr size

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Targets of the POSIX conformance suite.
 
 Every test takes the `target` fixture and runs once per target:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Creating names: open(O_CREAT/O_EXCL/O_TRUNC/O_APPEND), mkdir, mkfifo,
 mknod, and the path errors every name-taking call shares (ENOENT, ENOTDIR,
 EISDIR, EEXIST, ENAMETOOLONG)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """link(2), unlink(2) and link counts.
 
 Files: st_nlink counts names exactly (POSIX). Directories: POSIX does not

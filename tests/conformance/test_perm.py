@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Permission checks for callers other than root (POSIX "file access
 permissions", Linux capabilities): on fring targets the kernel enforces them
 through default_permissions, with the ownership and modes the filesystem

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """rename(2) and renameat2(2): replacing files and directories, the
 type-mismatch errors, renames that are no-ops, loops into a subtree, and
 what open descriptors and other hard links see afterwards."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Symbolic links: contents, lstat vs stat, resolution (ELOOP, trailing
 slashes, O_NOFOLLOW), readlink, and length limits."""
 

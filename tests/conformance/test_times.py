@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Timestamps: which operations must update st_mtime/st_ctime (and st_atime
 where set explicitly) of the file and of its parent directory, and which
 must leave them alone (POSIX "marks for update", plus the Linux behaviour

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """truncate(2) and ftruncate(2): size, contents (the part cut off must read
 as zeros if the file grows again), errors, and which descriptors may do it."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Extended attributes (Linux xattr(7)): the user, trusted and security
 namespaces, unknown namespaces, flags, size probes, limits (names up to 255
 bytes, values up to 64 KiB), listing, and who may touch which namespace."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Shared by the parts of the fuzz_decode target: the harness (fuzz_decode.c)
  * that frames the input and drives dispatch, the in-fuzzer plugin

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The checks fuzz_decode hooks into the fake transport (faketransport.h,
  * which refuses a second reply or release): every reply the runtime hands

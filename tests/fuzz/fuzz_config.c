@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: fring_config_parse on arbitrary text (not
  * NUL-terminated: the input is an exact-size heap block). A success must

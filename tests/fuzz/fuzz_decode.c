@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: arbitrary bytes as one FUSE request, in the classic
  * /dev/fuse form (one contiguous buffer) or the two-part io_uring form

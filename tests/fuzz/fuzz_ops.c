@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The ops table of the plugin inside fuzz_decode. Every op first checks
  * what the host gave it: the args are the decoder's, names are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * How the plugin inside fuzz_decode answers (its ops and their argument
  * checks are in fuzz_ops.c): the way the input's behaviour byte asks,

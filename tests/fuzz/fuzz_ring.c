@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fuzz_ring: the io_uring request arrival. Each input is a queue set-up
  * and a series of ring entries as the kernel would hand them over: the

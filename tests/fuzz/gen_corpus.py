@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write the fuzz seed corpora (run from anywhere; output is deterministic).
 
 corpus/decode/: valid requests for every FUSE opcode (plus a few unknown

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Replay driver: runs a fuzz target's LLVMFuzzerTestOneInput on saved
  * inputs without libFuzzer, so the regular (gcc) build and valgrind keep

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Real-mount fixtures: start `fring`, wait for its ready lines, and always
 leave nothing mounted behind, even when a test or fring itself fails."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The README gives exactly two set-up commands, and .ci/run runs the second
 (the test command) verbatim."""
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A program embedding fring through libfring.so and fring.h only, driven
  * by test_embed.py:

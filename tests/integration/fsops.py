@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Filesystem checks shared by the mount tests: libc calls Python's os
 module does not offer (renameat2) or hides (getxattr size probing), through
 ctypes, and assert_overwrite_truncates (the O_TRUNC overwrites)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A deep client that hops between CPUs, for test_placement.py: one thread
  * keeps DEPTH 4 KiB O_DIRECT writes in flight through io_uring on FILE

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What a mount of plugins/null or one of its ports (sdk-examples/rust-null,
 sdk-examples/python-null) must do: `files` files f0... of `size` bytes that
 read as zeros and swallow writes. Shared by their tests."""

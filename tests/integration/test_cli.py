@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The fring command line: run, mount, check, plugins, errors, signals and
 dead mountpoints."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The embedding API (fring.h, libfring.so) through a small C program:
 add, run, stop from a signal handler, and errors as return values."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Entry replies naming a nodeid no entry may name (core/runtime/
 entry_check.h) are refused by the host for every plugin: the caller gets
 EIO, one line is logged, and the mount keeps working. Nodeid 1 is the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The shipped example configs, run exactly as shipped (their fixed /tmp
 paths): memfs serves, passthrough mirrors a real directory both ways."""
 import os

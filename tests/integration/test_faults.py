@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Faults, through real mounts of the `faulty` fixture plugin
 (tests/fixtures/faulty): a plugin that replies twice, replies too much,
 replies an errno out of range, a reply of the wrong kind, or never (or

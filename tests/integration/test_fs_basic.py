@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """POSIX behaviour through a real mount, for memfs and passthrough alike
 (the `fs` fixture is parametrized over both)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Volume: a 1 GiB file and a 10,000-entry directory, on memfs and
 passthrough."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Kernel passthrough (passthrough option kernel_passthrough, ABI 1.3
 backing_open): the kernel serves read, write and mmap from the backing file
 itself. That the data never reaches fring is asserted from fring's own

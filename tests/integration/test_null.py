@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The null plugin: files of zeros that swallow writes (plugins/null), over
 both transports, and its option errors."""
 import errno

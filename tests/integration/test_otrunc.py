@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """An open with O_TRUNC leaves exactly the new bytes, whatever the plugin's
 open does with the flag (ABI 1.6, FRING_FEATURE_ATOMIC_O_TRUNC).
 

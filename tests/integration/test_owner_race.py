@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Exactly one reply per request when a plugin answers every READ from two
 threads at once (the racer fixture, tests/fixtures/racer.c): the thread that
 got the request (over io_uring: its queue thread) and a helper thread both

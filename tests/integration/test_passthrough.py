@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Passthrough-specific: a real tree copied through the mount, and a tree of
 100,000 files that must not cost fring one fd per inode."""
 

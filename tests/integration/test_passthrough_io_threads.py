@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """passthrough with `io_threads: N`: READ and WRITE are queued and served
 by the plugin's own worker threads, so the runtime answers requests (and
 runs req_read_fd / req_write_fd) from threads that are not the request's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """File locks on a passthrough mount are the kernel's (plugins/passthrough/
 README.md, "Locks"): the plugin has no getlk/setlk/flock, so INIT asks for
 neither POSIX_LOCKS nor FLOCK_LOCKS and the kernel keeps POSIX (fcntl) and

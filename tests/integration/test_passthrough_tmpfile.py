@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """O_TMPFILE through a mount (FUSE_TMPFILE, Linux 6.1+): an unnamed file is
 made in the backing directory, read, written and fstat'ed through its
 descriptor, then given a name by linkat(fd, "", AT_EMPTY_PATH) (LINK of its

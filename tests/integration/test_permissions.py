@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """allow_other lets every local user into a mount served as root. Without
 default_permissions the kernel checks no mode bits, so a plugin that does
 not check them itself would let uid 65534 read and overwrite root's mode

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """transport.placement (core/transport/place.c, uring_place.c) on a real
 io_uring passthrough mount. With `auto` (the default) the thread of a qid
 whose client keeps requests in flight (fio io_uring, iodepth 8, one CPU) is

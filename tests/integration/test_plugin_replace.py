@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A plugin file replaced or rewritten in place while it serves: the server
 runs from a private copy (core/loader/snapshot.c), so the mount keeps
 working and stops cleanly; messages still name the file."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python binding (bindings/python/fring: cffi, declarations generated
 from the headers) matches the C ABI; a Python program embeds the runtime
 with it (memfs mounted from Python, used, stopped, unmounted); and

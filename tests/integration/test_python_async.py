@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python filesystems that scale (fring.plugin): async methods run on the
 plugin's event loop, so a slow read does not hold the others; FromFd /
 ToFd have the runtime move a passthrough's bytes between the request and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python ports bench/bindings measures: sdk-examples/python-null (files
 of zeros that swallow writes, as plugins/null) and
 sdk-examples/python-mirror (a directory served as it is, its file data

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`pip install bindings/python` into a fresh virtual environment gives a
 fring package that works from there alone: its fring_python.so (built
 into site-packages by the install) serves sdk-examples/python-hello

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every operation of the C ABI reaches a Python filesystem (fring.plugin),
 sync and async, over both transports: a filesystem built on
 sdk-examples/python-memfs that logs each method called, used through a

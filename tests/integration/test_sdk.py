@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A third-party plugin builds against the *installed* headers (CMake package
 and pkg-config) and mounts: sdk-examples/c-hello, end to end."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`fring run` supervises its serving process: if that process dies (even
 by SIGKILL, in the middle of heavy I/O), the supervisor aborts the FUSE
 connection so clients get ENOTCONN at once instead of hanging, and exits

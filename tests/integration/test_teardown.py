@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Transport fallback when the kernel has FUSE io_uring switched off, and
 clean endings: a client killed with requests in flight, unmount with
 fusermount3 -u (20 times per transport, never taken for a covered mount),

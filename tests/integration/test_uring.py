@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """FUSE-over-io_uring on the running kernel: transport selection, every
 possible CPU's queue in use, one thread serving several queues, backing I/O
 through READ_FIXED/WRITE_FIXED, the fallback and its reason. "Served over

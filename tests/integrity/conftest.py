@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Mount fixtures for the integrity tests: those of tests/integration,
 loaded from there rather than copied (`mount` checks at teardown that
 SIGTERM ends fring with status 0 and leaves nothing mounted), plus `serve`,

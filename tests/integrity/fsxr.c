@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fsxr: options, set-up, the main loop and the summary. See
  * tests/integrity/README.md for what it checks and how to run it. */
 #define _GNU_SOURCE

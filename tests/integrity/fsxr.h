@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fsxr: a random-operation data-integrity tester. One target file is
  * changed by random operations while an in-memory shadow copy records what
  * it must contain; the file is compared with the shadow after every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fsxr: the data pattern, full reads and writes, comparing the file with
  * the shadow, and the reports printed when they differ. */
 #define _GNU_SOURCE

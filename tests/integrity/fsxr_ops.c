@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* fsxr: the operations. Each picks its arguments from the seeded
  * generator, applies itself to the file, then to the shadow; operations
  * that read check what they read on the spot. */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Integrity soak: the CI checks of test_integrity.py, run much longer
 # (README.md in this directory). As root, after building:
 #   tests/integrity/soak.sh [BUILD_DIR [PYTEST_ARGS...]]

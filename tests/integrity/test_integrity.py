@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Data integrity (tests/integrity/README.md): fsxr, fio write+verify with
 crc32c and stress-ng with --verify, first on the raw temp directory (the
 reference: it must pass), then on fring's memfs and passthrough over each

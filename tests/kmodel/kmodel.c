@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The seed-003 queue-selection model: see kmodel.h. */
 #include <string.h>
 

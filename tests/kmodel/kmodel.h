@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A userspace model of how the kernel would pick a FUSE-over-io_uring queue
  * for a request under the reduced-queues series (Bernd Schubert's "Allow

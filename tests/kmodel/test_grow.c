@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * How many reduced queues fring registers (fring_place_grow, place_grow.h)
  * when the kernel's queue map is the seed-003 model of kmodel.c: clients

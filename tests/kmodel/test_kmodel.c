@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring's queue placement (fring_place_pick_cpus) under the kernel's
  * reduced-queue selection rules (core/transport/README.md "Reduced

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Skips that cannot pass for a run, shared by every pytest suite here
 (integration, conformance, integrity, vm: each conftest.py imports these
 hooks).

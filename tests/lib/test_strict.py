@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The skip rules CI relies on (tests/lib/pytest_strict.py, tests/vm/skip.sh):
 a pytest file whose every test skipped exits 77 (ctest: Skipped, not
 Passed); under FRING_STRICT=1 a skip fails unless its reason is allowed;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The main job on the embedded default: serve plugins/memfs/example.yaml
 # (memfs at /tmp/fring-memfs), use it, then stop fring with SIGINT.
 set -euo pipefail

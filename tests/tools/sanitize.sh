@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The sanitizer, fuzzing and leak step of CI (ctest test "sanitize_and_fuzz",
 # label "sanitize"):
 #   asan      a second build with -DFRING_SANITIZE=ON (gcc, ASan + UBSan,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The ThreadSanitizer step of CI (ctest test "sanitize_tsan", label "sanitize"): a
 # build with -DFRING_TSAN=ON (gcc, -fsanitize=thread) runs
 #   unit   `ctest -L unit` (Criterion under tsan_criterion_shim.so, see

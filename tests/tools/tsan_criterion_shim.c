@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * LD_PRELOAD shim that lets Criterion run under ThreadSanitizer
  * (tests/tools/tsan.sh; not linked into anything).

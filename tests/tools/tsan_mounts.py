@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Mounts for the ThreadSanitizer step (tests/tools/tsan.sh): requests answered
 from threads that are not the transport's queue threads, over /dev/fuse
 and io_uring. Uses the integration suite's fixtures (tests/integration/

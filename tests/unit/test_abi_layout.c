@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Frozen layout of the plugin ABI 1.5 (LP64). A failure here means an
  * accidental ABI break: structs may only grow at the end, with a minor bump

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* YAML configuration loader: schema, flattening, defaults, exact error
  * messages with positions, size/bool helpers. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Request layer in process: synthetic /dev/fuse requests go through decode,
  * dispatch and a tiny in-test plugin; a fake transport captures the reply

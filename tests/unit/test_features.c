@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Plugin features (ABI 1.4, core/runtime/features.h): unknown bits are
  * refused, and an allow_other mount gets default_permissions unless the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What a kernel cannot serve and how much memory a mount pins
  * (core/transport/kernel_probe.c), decided from given facts: the offer of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Plugin loader: search order, the version handshake against the fixture
  * plugins in FRING_TEST_FIXTURE_DIR, load() once per .so, listing, lookup

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * memfs driven in process: dlopen the built plugin, give it the fake host
  * of fakehost.h, which records each reply into the request object, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The passthrough plugin, driven in process: dlopen the built .so, hand it
  * the fake host of fakehost.h, whose replies land in the struct fring_req

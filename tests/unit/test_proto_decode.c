@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring_decode: every opcode in the classic (/dev/fuse) form and in the
  * two-part (io_uring op_in + payload) form, malformed requests, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Reply encoders: field mapping, timeout splitting, dirent packing and
  * padding, the "does not fit" contract, error sanitising, opcode names.

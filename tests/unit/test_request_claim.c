@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The exactly-once claim of a request (core/request/request_claim.c): the owner
  * thread's fast path (fring_req_claim_owner: no atomic read-modify-write),

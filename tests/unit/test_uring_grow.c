@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Reduced queues registered under load (uring_grow.c), on the real
  * transport set up against /dev/null (as test_uring_layout.c): with

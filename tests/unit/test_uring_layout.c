@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The io_uring transport's queue layout, set up for real (rings, entries,
  * REGISTER SQEs prepared but never submitted) against /dev/null instead

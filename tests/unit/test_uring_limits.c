@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The counts io_uring bounds and fring narrows, decided before any thread
  * starts (uring_table_fit, uring_zc.c): a ring's fixed-buffer table holds

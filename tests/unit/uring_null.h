@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The io_uring transport set up for real (rings, entries, REGISTER SQEs
  * prepared) against /dev/null instead of /dev/fuse, for tests of its

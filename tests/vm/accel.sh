@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # accel.sh: prints tcg or kvm, the faster way to run the VM suite's guest
 # here. KVM is used only when it boots the guest faster than emulation
 # (TCG): on a nested-virtualisation host it can be much slower or fail.

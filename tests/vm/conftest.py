@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Fixtures of the guest tests (tests/vm/test_*.py, run inside the Linux 7.3
 guest by run.sh): the integration suite's fixtures and helpers (spawn,
 tmpdirs, mount, fs, Fring, FRING, fring_env, is_mounted, ...) as they are,

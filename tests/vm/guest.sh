@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Runs inside the guest (run.sh boots it with this as the command, or as
 # the shell with --shell). Reads the per-run scratch directory from the
 # kernel command line (fring_vm_scratch=), takes the host's environment and

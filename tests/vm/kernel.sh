@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The Debian kernel the VM suite boots: the newest linux-binary-ABI-amd64
 # of version 7.3 or later (with its linux-modules-ABI-amd64 of the same
 # version) in the experimental or unstable suite of the machine's own Debian

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # modules.sh KDIR: make the cached kernel KDIR (from kernel.sh) bootable by
 # virtme-ng: its modules tree goes to /lib/modules/KREL (hard links to the
 # cache where the filesystem allows, else a copy) and depmod indexes it.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Boot the cached Debian 7.3+ kernel (kernel.sh) under QEMU with virtme-ng
 # and run a command in the guest, from the current directory:
 #   tests/vm/run.sh [--timeout S] [--accel tcg|kvm] [--] CMD [ARG]...

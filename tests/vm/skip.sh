@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # skip REASON...: the Linux 7.3 guest cannot start here (sourced by
 # run.sh, kernel.sh, modules.sh, accel.sh). One line saying why, then exit
 # 77 (ctest: skipped) on a developer's machine, or exit 1 under

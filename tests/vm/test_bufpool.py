@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Linux 7.3 buffer pools, on the real kernel (runs in the tests/vm guest).
 
 Each test mounts over io_uring with a `transport:` section and checks what

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Smoke test of the Linux 7.3+ guest (run inside it by run.sh): the kernel,
 FUSE-over-io_uring switched on, /dev/fuse and fusectl, the kernel's FUSE INIT
 offer, and memfs served over io_uring with files that round-trip."""

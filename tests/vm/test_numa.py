@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """NUMA placement on a real (emulated) two-node machine (runs in the tests/vm
 guest, booted by ctest's vm_numa with FRING_VM_NUMA=2 FRING_VM_CPUS=4: CPUs
 0-1 on node 0, 2-3 on node 1).

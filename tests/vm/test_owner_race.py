@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The owner's zero-copy fast path raced, on the real Linux 7.3 kernel (runs
 in the tests/vm guest): the racer fixture opts its file into zero-copy, so
 each READ is zero-copied and the queue thread's req_read_fd claims through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Linux 7.3 io_uring zero-copy, on the real kernel (runs in the tests/vm guest).
 
 passthrough opts regular files in (FOPEN_IO_URING_ZERO_COPY); the kernel then

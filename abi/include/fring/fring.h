@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring embedding API (libfring.so).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * C/C++ conveniences for plugin authors. Not part of the binary ABI and not
  * read by the binding generators (they use plugin.h only).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * fring plugin ABI, version 1.5 (abi/CHANGELOG.md lists what each minor added).
  *

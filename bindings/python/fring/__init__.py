@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """fring from Python.
 
 - Embedding the runtime (fring.h) through cffi: `fring.Runtime`,

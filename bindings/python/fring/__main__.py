@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """python3 -m fring plugin: the path of the fring_python.so installed
 with this package (built by `pip install`), for `fring mount PLUGIN`.
 python3 -m fring version: fring's version (loads libfring.so)."""

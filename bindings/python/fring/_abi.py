@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The cffi declarations of fring's public headers, generated when the
 package is imported: the C preprocessor expands abi/include/fring/fring.h
 (which includes plugin.h) against empty <stdint.h>/<stddef.h> (cffi knows

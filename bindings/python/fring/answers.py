@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Methods' answers into the C structs the host's replies take, each
 checked: a wrong type is a TypeError (logged with its traceback, EIO)."""
 import math

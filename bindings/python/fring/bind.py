@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """fring_python.so's plugin descriptor and callbacks (cffi extern
 "Python"): the lifecycle (create, config, config_complete, init,
 destroy) and one callback per operation of optable.OPS, which hands the

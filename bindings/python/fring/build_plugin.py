@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Build fring_python.so, the plugin that runs filesystems written in
 Python (fring.plugin), with cffi's embedding mode:
 

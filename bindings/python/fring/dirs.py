@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Directories: opendir, readdir, readdirplus, releasedir, fsyncdir.
 
 readdir (readdirplus) is called once per pass over an open directory: a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """fring.embed: the embedding API (abi/include/fring/fring.h),
 through cffi in ABI mode: declarations generated from the headers at
 import (fring._abi), libfring.so opened with dlopen.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The handlers of the operations on inodes and files: each decodes its
 C arguments, calls the method (serve.call: ENOSYS when the class lacks
 it) and returns the reply to send. The directory ones are in dirs.py.

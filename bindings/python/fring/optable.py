@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The operations of struct fring_fs_ops (plugin.h), in its order, with
 the C type of each one's arguments. fring_python.so's ops table lists
 every one (build_plugin declares a callback per entry; bind.py fills the

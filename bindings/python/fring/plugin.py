@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Filesystems written in Python, served by fring through fring_python.so
 (`pip install bindings/python` builds it into the package; or
 `python3 -m fring.build_plugin OUTDIR`). bindings/python/README.md is the

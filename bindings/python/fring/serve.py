@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Running requests: per-mount state, answering errors, the request
 context, and the event loop an async filesystem is served on.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The values Python filesystems answer with and receive (fring.plugin
 re-exports them). Times are seconds (float) or, where exactness matters,
 integer nanoseconds (the *_ns fields, which win when both are given)."""

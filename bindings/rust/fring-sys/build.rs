@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Generates the bindings from the C header, so they can never drift from
 //! it. FRING_INCLUDE_DIR names an installed include directory (the one
 //! holding fring/plugin.h); the default is this repository's abi/include.

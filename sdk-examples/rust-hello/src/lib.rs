@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! rust-hello: a root directory holding one read-only file, "hello",
 //! written with the safe `fring` crate (bindings/rust/fring): the same
 //! filesystem as sdk-examples/c-hello, method for method, and no `unsafe`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! File data: a sparse store of fixed-size chunks, and the byte count the
 //! whole tree charges against the `size` option.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Directories: their entries, name checks, lookup and readdir.
 //!
 //! Entries are kept by readdir cookie so that offsets stay stable while a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The inode table: each file's attributes and body by inode number, and
 //! the reference counts (names, kernel lookups, open handles) that decide
 //! when an inode goes.

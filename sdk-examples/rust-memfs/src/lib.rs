@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! rust-memfs: a complete read-write POSIX file system in memory, written
 //! with the safe `fring` crate and no `unsafe`. Directories, regular files
 //! (sparse, in 64 KiB chunks), symlinks, device nodes, FIFOs and sockets;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Open files: open, create, read and write.
 //!
 //! `open` and `create` truncate on `O_TRUNC` themselves (the filesystem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Making names: mknod, mkdir, symlink and link (create, which also
 //! opens, is in ops_file.rs).
 //!

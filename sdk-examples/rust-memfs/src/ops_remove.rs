@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Removing names: unlink and rmdir.
 //!
 //! A removed inode lives on while the kernel still refers to it or a

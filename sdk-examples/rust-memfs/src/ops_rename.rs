@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! rename, with `RENAME_NOREPLACE` and `RENAME_EXCHANGE`.
 //!
 //! The one operation that changes two directories at once; it keeps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! setattr: truncate, chown, chmod and times in one request.
 //!
 //! Everything is checked before anything changes, so a failing call

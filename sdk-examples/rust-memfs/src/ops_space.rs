@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Space: statfs, fallocate, lseek(SEEK_DATA/SEEK_HOLE) and
 //! copy_file_range.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The permission rules this file system keeps itself.
 //!
 //! Mounted with `default_permissions` (which fring adds to an `allow_other`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Extended attributes: set, get, list and remove.
 //!
 //! Names are kept per inode in the order set. As on Linux (tmpfs), only

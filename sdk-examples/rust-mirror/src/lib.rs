@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! rust-mirror: serves a directory (option `source`) as it is, written with
 //! the safe `fring` crate and no `unsafe`. Names, attributes and listings
 //! come from `std::fs`; file data never passes through this code: READ is

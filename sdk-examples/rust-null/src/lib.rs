@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! rust-null: plugins/null in safe Rust (the `fring` crate, no `unsafe`),
 //! method for method, so that a benchmark of the two measures the cost of
 //! the binding. The root holds `files` regular files f0, f1... of `size`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! A test plugin (`cargo build --example overwrite`, used by
 //! tests/integration/test_rust.py): a flat directory of files in memory
 //! whose `open` is the trait's default, which ignores `O_TRUNC`, and which

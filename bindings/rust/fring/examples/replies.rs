@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! A test plugin (`cargo build --example replies`, used by
 //! tests/integration/test_rust.py): a root directory whose names say how
 //! their LOOKUP ends. `panic` panics in the method, `drop` drops the reply,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The C side: the descriptor, the lifecycle callbacks and one trampoline
 //! per operation, generic over the filesystem type. Used by [`plugin!`].
 use std::any::Any;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The `Filesystem` trait: one method per operation.
 use std::ffi::OsStr;
 use std::path::Path;

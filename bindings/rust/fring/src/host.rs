@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The host table: where it is kept, logging through it, the mount handle,
 //! the FUSE_INIT negotiation.
 use std::ffi::{CStr, CString};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Plugin options: a declared, typed set of keys ([`Opt`]), parsed into
 //! [`Options`] as fring hands them over, with each bad one reported back at
 //! load (fring then names its `FILE:LINE:COLUMN`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Reply objects: each owns one request and is consumed by the answer, so a
 //! request is answered exactly once by construction.
 use std::ffi::{c_char, c_void, OsStr};

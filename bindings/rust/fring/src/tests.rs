@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Unit tests through the C boundary, with a fake host table: the
 //! descriptor the entry returns, each callback called as fring would, each
 //! answer recorded per request. No mount needed.

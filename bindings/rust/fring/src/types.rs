@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The values a filesystem reads and answers with: errors, file types,
 //! attributes, entries, open results, statfs, setattr changes.
 use std::fmt;
