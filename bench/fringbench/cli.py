@@ -18,6 +18,7 @@ from .report import write_markdown
 from .results import run_dir, write_run_file
 from .rounds import measure
 from .stats import metric_list, summarize
+from . import scaling, tree
 from . import summary as results_summary
 from .targets import ExtraTarget, FringTarget, RawTarget
 from .util import die, log, parse_size, run
@@ -78,6 +79,9 @@ def parser():
     p.add_argument("--size", default=None, help="fio file size per job process (default 1G)")
     p.add_argument("--meta-files", type=int, default=None,
                    help="files in the metadata job (default 20000)")
+    p.add_argument("--tree-files", type=int, default=None,
+                   help="files in the large-tree job J10, in %d directories "
+                        "(default 200000)" % tree.DIRS)
     p.add_argument("--jobs", default=",".join(ALL_JOB_IDS),
                    help="comma-separated subset of %s" % ",".join(ALL_JOB_IDS))
     p.add_argument("--targets", default=None,
@@ -109,6 +113,7 @@ def parse_args(argv=None):
     a.runtime = a.runtime or (1 if q else 10)
     a.size = a.size or ("16M" if q else "1G")
     a.meta_files = a.meta_files or (1000 if q else 20000)
+    a.tree_files = a.tree_files or (2000 if q else 200000)
     a.size_bytes = parse_size(a.size)
     a.fring = os.path.abspath(a.fring)
     a.job_ids = [j.strip() for j in a.jobs.split(",") if j.strip()]
@@ -135,8 +140,8 @@ def parse_args(argv=None):
             p.error("--fring-option expects KEY=VALUE (not source), got %r" % kv)
         opts.append((k.strip(), v.strip()))
     a.fring_option = opts
-    if a.rounds < 1 or a.runtime < 1 or a.meta_files < 1:
-        p.error("rounds, runtime and meta-files must be positive")
+    if a.rounds < 1 or a.runtime < 1 or a.meta_files < 1 or a.tree_files < 1:
+        p.error("rounds, runtime, meta-files and tree-files must be positive")
     return a
 
 
@@ -179,16 +184,19 @@ def write_outputs(args, targets, samples, machine, timing):
     outdir = os.path.dirname(args.out)
     args.png = os.path.abspath(args.png or os.path.join(outdir, "results.png"))
     args.json = os.path.abspath(args.json or os.path.join(outdir, "results.json"))
+    scaling_png = os.path.join(os.path.dirname(args.png), scaling.PNG)
     metrics = metric_list(args.job_ids)
     summary = summarize(samples, targets, metrics)
     for path in (args.out, args.png, args.json):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-    title = "fring bench: median ratio to raw tmpfs, %d round%s x %d s%s" % (
-        args.rounds, "s" if args.rounds > 1 else "", args.runtime,
-        " (SMOKE RUN, meaningless)" if args.quick else "")
+    run_is = "%d round%s x %d s%s" % (args.rounds, "s" if args.rounds > 1 else "",
+                                      args.runtime,
+                                      " (SMOKE RUN, meaningless)" if args.quick else "")
+    title = "fring bench: median ratio to raw tmpfs, " + run_is
     png = args.png
     try:
         write_png(args.png, summary, targets, metrics, title)
+        scaling.write_png(scaling_png, summary, targets, "fring bench J9: IOPS against clients, " + run_is)
     except ImportError as e:
         log("no PNG: %s" % e)
         png = None
@@ -197,7 +205,8 @@ def write_outputs(args, targets, samples, machine, timing):
         json.dump({"machine": machine, "timing": timing, "argv": sys.argv,
                    "quick": args.quick, "rounds": args.rounds,
                    "options": {"runtime": args.runtime, "size": args.size,
-                               "meta_files": args.meta_files, "jobs": args.job_ids},
+                               "meta_files": args.meta_files,
+                               "tree_files": args.tree_files, "jobs": args.job_ids},
                    "targets": [t.record() for t in targets],
                    "samples": samples, "summary": summary}, f, indent=1)
     write_run_file(outdir, sys.argv, machine["fring_commit"])

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The jobs: fio jobs J1-J5 and J7 (FIO_JOBS) and the metadata job J6,
-done in Python (run_meta), each returning one sample per run.
+done in Python (run_meta), each returning one sample per run; J8
+(latency.py), J9 (scaling.py) and J10 (tree.py) have modules of their own.
 
 A fio job's rate ("value") is IOPS (4k jobs) or MiB/s (1M jobs); its server
 CPU ("cpu") is seconds per 1000 I/Os (cpu "kio") or per GiB moved ("gib").
@@ -45,7 +46,10 @@ META_METRICS = [
     ("J6-list", "listing (os.scandir) of the whole directory", "entries/s"),
     ("J6-unlink", "unlink of each file", "ops/s"),
 ]
-ALL_JOB_IDS = [j["id"] for j in FIO_JOBS if j["id"] != "J7"] + ["J6", "J7"]
+ALL_JOB_IDS = [j["id"] for j in FIO_JOBS if j["id"] != "J7"] + ["J6", "J7", "J8", "J9",
+                                                                   "J10"]
+# fio's completion latency percentiles kept in every fio sample (clat_us)
+CLAT_PERCENTILES = (("p50", "50.000000"), ("p99", "99.000000"), ("p99.9", "99.900000"))
 CPU_UNITS = {"kio": "s/1k I/O", "gib": "s/GiB", "kop": "s/1k ops"}
 
 # Seconds of each fio job run on the raw directory after the layout, not
@@ -127,6 +131,8 @@ def run_fio(job, directory, size, runtime, workdir, pid):
            "fio_usr_cpu_pct": j.get("usr_cpu"), "fio_sys_cpu_pct": j.get("sys_cpu"),
            "wall_s": wall}
     res["value"] = side["iops"] if job["unit"] == "IOPS" else side["bw_bytes"] / MiB
+    pct = side.get("clat_ns", {}).get("percentile") or {}
+    res["clat_us"] = {k: pct[v] / 1000.0 for k, v in CLAT_PERCENTILES if v in pct}
     if cpu0 is not None and cpu1 is not None:
         cpu = cpu1 - cpu0
         res["server_cpu_s"] = cpu

@@ -7,6 +7,8 @@ meta_files."""
 import os
 import shlex
 
+from . import latency, scaling, tree
+
 # What the default io_uring transport (placement auto) is held to, per
 # metric: at least 0.97x the best fixed fring placement and at least
 # fring-devfuse; J1 and J5 at least 1.5x libfuse-uring.
@@ -79,7 +81,10 @@ def markdown(path, png, opts, argv, machine, targets, metrics, summary, timing):
           "each round starting one target later); "
           "table values are medians over rounds, with min–max" % opts.rounds,
           "- per-job runtime: %d s; fio file size: %s per job (fio jobs with 2 processes "
-          "use 2 files); metadata job: %d files" % (opts.runtime, opts.size, opts.meta_files),
+          "use 2 files); metadata job: %d files%s" % (
+              opts.runtime, opts.size, opts.meta_files,
+              "; large tree (J10): %d files in %d directories" % (opts.tree_files, tree.DIRS)
+              if any(m[0].startswith("J10-") for m in metrics) else ""),
           "- load average before / after: %s / %s" % (timing["load_before"],
                                                       timing["load_after"]),
           ""]
@@ -115,10 +120,15 @@ def markdown(path, png, opts, argv, machine, targets, metrics, summary, timing):
         L += ["![ratio to the raw directory per job and target](%s)" %
               os.path.relpath(png, os.path.dirname(os.path.abspath(path))), ""]
     L += placement_table(targets, metrics, summary)
+    spng = os.path.join(os.path.dirname(png), scaling.PNG) if png else None
+    L += scaling.table(targets, summary, fmt, os.path.relpath(
+        spng, os.path.dirname(os.path.abspath(path))) if spng and os.path.exists(spng) else None)
     L += ["## Results", ""]
     for mid, title, unit, cpu_unit in metrics:
         L += ["### %s — %s" % (mid, title), "",
-              "| target | median %s | min – max | ratio to raw | server CPU (%s) |" % (unit, cpu_unit),
+              "| target | median %s | min – max | %s | server CPU (%s) |" % (
+                  unit, "raw / target" if mid in latency.LOWER_IS_BETTER else "ratio to raw",
+                  cpu_unit),
               "|---|---:|---:|---:|---:|"]
         for t in targets:
             e = summary[mid].get(t.name, {})

@@ -7,6 +7,7 @@ import datetime
 import os
 import time
 
+from . import latency, scaling, tree
 from .jobs import (CPU_UNITS, FIO_JOBS, META_METRICS, WARMUP_S, layout_files, run_fio,
                    run_meta, warm_up)
 from .machine import machine_description
@@ -14,13 +15,24 @@ from .report import fmt
 from .targets import Unavailable
 from .util import MiB, die, log, read_text, run
 
-FIO_IDS = ("J1", "J2", "J3", "J4", "J5", "J7")
+FIO_IDS = ("J1", "J2", "J3", "J4", "J5", "J7", "J8", "J9")
 
 
 def tmpfs_bytes(opts):
-    """The backing tmpfs: 4 fio files, the metadata files and 256 MiB."""
+    """The backing tmpfs: 4 fio files, the metadata files, J10's
+    directories and 256 MiB."""
     fio_files = 4 * opts.size_bytes if any(j in opts.job_ids for j in FIO_IDS) else 0
-    return fio_files, fio_files + 256 * MiB + opts.meta_files * 4096
+    return fio_files, fio_files + 256 * MiB + opts.meta_files * 4096 + \
+        opts.tree_files * 64
+
+
+def record(mine, rnd, name, jid, res, units):
+    """Samples res ({metric: sample}) of job jid into mine, and one log line."""
+    for mid, r in res.items():
+        mine.setdefault(mid, []).append(r)
+    log("round %d %-14s %s %s" % (rnd, name, jid, ", ".join(
+        "%s %s" % (m.split("-", 1)[1], r.get("error") or fmt(r["value"], units))
+        for m, r in res.items())))
 
 
 def one_target(t, rnd, opts, datadir, workdir, samples):
@@ -58,6 +70,15 @@ def one_target(t, rnd, opts, datadir, workdir, samples):
                 for mid, _, _ in META_METRICS:
                     mine.setdefault(mid, []).append({"error": str(e)})
                 log("round %d %-14s J6 failed: %s" % (rnd, t.name, e))
+        if "J8" in opts.job_ids:
+            record(mine, rnd, t.name, "J8", latency.run(
+                where, opts.size_bytes, opts.runtime, workdir, t.pid), "µs")
+        if "J9" in opts.job_ids:
+            record(mine, rnd, t.name, "J9", scaling.run(
+                where, opts.size_bytes, opts.runtime, workdir, t.pid), "IOPS")
+        if "J10" in opts.job_ids:
+            record(mine, rnd, t.name, "J10", tree.run(
+                where, datadir, opts.tree_files, "%s-%d" % (t.name, rnd), t.pid), "/s")
     finally:
         t.stop()
 

@@ -1,11 +1,16 @@
 # SPDX-License-Identifier: MIT
 """Statistics over rounds: the metrics of a run and, per metric and
 target, the median, min, max, the ratio to the raw directory's median and
-the median server CPU (in the metric's CPU unit)."""
+the median server CPU (in the metric's CPU unit). A latency's ratio is
+raw / target, so that a higher ratio is better for every metric."""
 
 import statistics
 
+from . import latency, scaling, tree
 from .jobs import CPU_UNITS, FIO_JOBS, META_METRICS
+
+# the jobs of more than one metric, each metric's id starting "JOB-"
+MULTI = (("J8", latency.METRICS), ("J9", scaling.METRICS), ("J10", tree.METRICS))
 
 
 def metric_list(job_ids):
@@ -17,14 +22,17 @@ def metric_list(job_ids):
     if "J6" in job_ids:
         for mid, title, unit in META_METRICS:
             out.append((mid, "metadata: " + title, unit, CPU_UNITS["kop"]))
+    for jid, metrics in MULTI:
+        if jid in job_ids:
+            out += [(mid, title, unit, CPU_UNITS[cpu]) for mid, title, unit, cpu in metrics]
     return out
 
 
 def job_ids_of(samples):
     """The job ids a stored run measured (its samples' metric ids)."""
     mids = {m for by in samples.values() for m in by}
-    return [j for j in [job["id"] for job in FIO_JOBS] + ["J6"]
-            if j in mids or (j == "J6" and any(m.startswith("J6-") for m in mids))]
+    return [j for j in [job["id"] for job in FIO_JOBS] + ["J6"] + [m[0] for m in MULTI]
+            if j in mids or any(m.startswith(j + "-") for m in mids)]
 
 
 def summarize(samples, targets, metrics):
@@ -42,7 +50,9 @@ def summarize(samples, targets, metrics):
             if vals:
                 e["median"] = statistics.median(vals)
                 e["min"], e["max"] = min(vals), max(vals)
-                if raw_med:
+                if raw_med and mid in latency.LOWER_IS_BETTER:
+                    e["ratio"] = raw_med / e["median"]
+                elif raw_med:
                     e["ratio"] = e["median"] / raw_med
             if cpus:
                 e["cpu"] = statistics.median(cpus)

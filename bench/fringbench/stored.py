@@ -21,7 +21,8 @@ def load(folder):
         o = data["options"]
         opts = SimpleNamespace(quick=data["quick"], rounds=data["rounds"],
                                runtime=o["runtime"], size=o["size"],
-                               meta_files=o["meta_files"])
+                               meta_files=o["meta_files"],
+                               tree_files=o.get("tree_files"))
     else:
         # runs from before the JSON kept its options: its command line
         opts = parse_args(data["argv"][1:])

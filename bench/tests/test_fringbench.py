@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""The bench package without fio or root: every stored bench/run report
+"""The bench package without root: every stored bench/run report
 rebuilds from its results.json byte for byte (so the split and any change
 to the report code keep the format), bench/RESULTS.md is what
 bench/results/ gives, the statistics on known samples, run folder names,
 every run folder's RUN.txt, the links of the bench's markdown, and every
-script's --help (its imports)."""
+script's --help (its imports); J8's percentiles read from a real fio run
+(fio is a test dependency, tests/setup.sh), J10 on a temp tree, and the
+J8-J10 metrics, ratios and J9 table."""
 
 import glob
 import json
@@ -119,3 +121,64 @@ def test_script_help(script):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("usage: ")
+
+
+def test_j8_latency_from_real_fio(tmp_path):
+    """J8 on a real fio run (1 s per direction on 1 MiB files in tmp_path):
+    six metrics, each a clat percentile in µs with the server CPU beside
+    it (this process stands in as the server: its CPU is read, not faked)."""
+    from fringbench import jobs, latency
+    d = str(tmp_path)
+    jobs.layout_files(d, 1 << 20, d)
+    got = latency.run(d, 1 << 20, 1, d, os.getpid())
+    assert sorted(got) == sorted(m[0] for m in latency.METRICS)
+    for side in ("J8-read", "J8-write"):
+        p = [got["%s-%s" % (side, q)] for q in ("p50", "p99", "p99.9")]
+        assert all("error" not in s for s in p), p
+        assert 0 < p[0]["value"] <= p[1]["value"] <= p[2]["value"]
+        assert p[0]["total_ios"] > 0 and "cpu" in p[0]
+        assert p[0]["value"] == p[0]["clat_us"]["p50"]
+
+
+def test_j10_tree_phases(tmp_path):
+    from fringbench import tree
+    drops = []
+    d = str(tmp_path)
+    got = tree.run(d, d, 450, "t", os.getpid(), dirs=7, drop=lambda: drops.append(1))
+    assert drops == [1]
+    assert [m[0] for m in tree.METRICS] == list(got)
+    for mid, r in got.items():
+        assert r["count"] == 450 and r["value"] > 0, (mid, r)
+    assert os.listdir(d) == []
+
+
+def test_j10_phase_failure_says_how_far(tmp_path):
+    from fringbench import tree
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    with pytest.raises(tree.PhaseFailed, match=r"^after 2: .*File exists"):
+        tree.each([a, b, a], os.mkdir)
+
+
+def test_new_jobs_metrics_and_ratios():
+    """J8, J9 and J10 name their metrics, a stored run's samples give
+    their job ids back, and a latency's ratio is raw / target."""
+    from fringbench import scaling
+    from fringbench.report import fmt
+    from fringbench.stats import job_ids_of
+    mids = [m[0] for m in metric_list(["J8", "J9", "J10"])]
+    assert mids[:3] == ["J8-read-p50", "J8-read-p99", "J8-read-p99.9"]
+    assert "J9-1" in mids and "J9-32" in mids and mids[-1] == "J10-unlink"
+    assert job_ids_of({"t": {m: [] for m in mids + ["J1"]}}) == ["J1", "J8", "J9", "J10"]
+    targets = [Recorded(dict(name=n, kind=k, what="", status="ok"))
+               for n, k in (("raw", "raw"), ("t", "fring"))]
+    samples = {"raw": {"J8-read-p50": [{"value": 1.0}], "J9-1": [{"value": 100.0}],
+                       "J9-2": [{"value": 200.0}]},
+               "t": {"J8-read-p50": [{"value": 4.0, "cpu": 1.0}],
+                     "J9-1": [{"value": 50.0, "cpu": 2.0}],
+                     "J9-2": [{"value": 40.0, "cpu": 3.0}]}}
+    s = summarize(samples, targets, metric_list(["J8", "J9"]))
+    assert s["J8-read-p50"]["t"]["ratio"] == 0.25
+    assert s["J9-2"]["t"]["ratio"] == 0.2
+    rows = scaling.table(targets, s, fmt)
+    assert "| t | 50.0 (2.000) | 40.0 (3.000) | – | – | – | – | 1→2 |" in rows
+    assert "| raw | 100 (–) | 200 (–) | – | – | – | – | none |" in rows

@@ -17,6 +17,7 @@
 #include "../request/request.h"
 #include "place.h"
 #include "place_grow.h"
+#include "poll_trial.h"
 #include "uring.h"
 
 /* CQE user_data: an entry pointer with a tag in the low bits (entries are
@@ -194,6 +195,19 @@ struct uring_place {
 	uint32_t armed;                /* qids registered under load */
 };
 
+/* uring_poll.c: whether the threads busy-poll (poll_trial.h). The window
+ * fields are written only by the thread holding busy. */
+struct uring_poll {
+	_Atomic int on;                /* poll when dry (read by every thread) */
+	struct fring_poll_trial pol;
+	_Atomic uint64_t next_ns;      /* when the open window closes */
+	atomic_flag busy;              /* a thread is closing a window */
+	uint64_t seen;                 /* requests when the window opened */
+	uint64_t closed_ns;            /* when the last window closed */
+	uint64_t since_ns;             /* when the applied setting began */
+	uint64_t time_ns[2];           /* not polling, polling */
+};
+
 struct fring_uring {
 	struct fring_transport tp; /* first: the session's handle */
 	struct fring_serve sv;	   /* where requests go (transport.h) */
@@ -220,6 +234,7 @@ struct fring_uring {
 	struct uring_queue *queues;    /* nr_qids */
 	struct uring_thread *threads;  /* nr_threads */
 	struct uring_place place;
+	struct uring_poll poll;
 	int stop_fd;                   /* eventfd: stop every thread */
 	uint32_t ring_pref;            /* FRING_URING_RING_* */
 	char ring_mode[96];
@@ -391,6 +406,13 @@ void uring_place_tick(struct uring_thread *t);
 void uring_place_note(struct fring_uring *u, struct uring_queue *q, uint32_t pid);
 void uring_place_describe(const struct fring_uring *u, char *buf, size_t len);
 void uring_place_log(const struct fring_uring *u, const char *name);
+
+/* uring_poll.c: busy-poll trials (with poll_ns set). init before the
+ * threads start; tick after each CQE batch (cheap unless a window is
+ * due); log at stop. */
+void uring_poll_init(struct fring_uring *u);
+void uring_poll_tick(struct uring_thread *t);
+void uring_poll_log(const struct fring_uring *u, const char *name);
 
 /* uring_grow.c: with reduced queues offered and queues and placement
  * auto, one qid per NUMA node is registered at start and the other

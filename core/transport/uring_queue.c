@@ -205,7 +205,10 @@ static uint64_t now_ns(void)
  * The budget adapts to the gaps between requests: after POLL_MISSES
  * gaps in a row longer than poll_us (polling would not have caught the
  * next request) it is halved, down to 0 (then the thread just sleeps); each
- * gap within poll_us doubles it back, up to poll_us. */
+ * gap within poll_us doubles it back, up to poll_us.
+ *
+ * Whether to poll at all is tried on the rate (uring_poll.c,
+ * poll_trial.h): polling stays only where it served 3% more. */
 #define POLL_MISSES 4
 #define POLL_SPIN_NS 5000  /* the part that does not yield */
 #define POLL_BUSY_NS 10000 /* a yield this long: another task had the CPU */
@@ -214,7 +217,8 @@ static void poll_briefly(struct uring_thread *t)
 {
 	uint64_t end, spin, now;
 
-	if (!t->u->poll_ns || io_uring_cq_ready(&t->ring))
+	if (!t->u->poll_ns || io_uring_cq_ready(&t->ring) ||
+	    !atomic_load_explicit(&t->u->poll.on, memory_order_relaxed))
 		return;
 	io_uring_submit_and_get_events(&t->ring);
 	t->idle_since = now_ns();
@@ -290,6 +294,7 @@ static void serve(struct uring_thread *t)
 		}
 		io_uring_cq_advance(&t->ring, n);
 		uring_place_tick(t);
+		uring_poll_tick(t);
 	}
 	if (t->live > 0)
 		fring_dbg("uring: thread %u: stopped with %u entries live",

@@ -197,6 +197,7 @@ int fring_uring_setup(const struct fring_uring_params *p,
 		destroy(u);
 		return ret;
 	}
+	uring_poll_init(u);
 	ret = uring_place_init(u, (int)p->cfg->placement);
 	if (ret) {
 		*err = fring_strf("ring setup failed: %s", strerror(-ret));
@@ -401,6 +402,7 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 			  (unsigned long long)t.zc_owner_plain,
 			  (unsigned long long)t.zc_owner_rmw);
 	uring_place_log(u, name);
+	uring_poll_log(u, name);
 }
 
 /* The session's view (transport.h): stopping is bounded and leaves no
