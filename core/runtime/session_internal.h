@@ -14,6 +14,7 @@
 #include "../proto/init_facts.h"
 #include "../transport/choice.h"
 #include "dispatch.h"
+#include "session_adopt.h"
 
 struct fring_session {
 	char *mountpoint, *fsname, *subtype, *config_file;
@@ -35,7 +36,11 @@ struct fring_session {
 	pthread_mutex_t lock;
 	int mounted, stopped;
 	unsigned stuck; /* threads abandoned at stop: leak, never free */
+	struct fring_adopt *adopt; /* a taken-over connection (session_adopt.c) */
 };
+
+/* The /dev/fuse workers' on_all_exited: the session ended on its own. */
+void fring_session_workers_exited(void *ud);
 
 /* The plugin's destroy, once and only after a successful create. */
 void fring_session_plugin_destroy(struct fring_session *s);
