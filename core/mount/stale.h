@@ -14,4 +14,8 @@
  * if it cannot be stat'ed at all. */
 int fring_kmount_check_stale(const char *mountpoint, char **err);
 
+/* In a takeover's new server (`fring restart`): a serving FUSE root is
+ * the mount it takes over, not one to refuse. */
+void fring_kmount_allow_live(void);
+
 #endif /* FRING_MOUNT_STALE_H */
