@@ -336,7 +336,8 @@ int super_takeover(struct super *S, char **msg)
 	tko_send_type(S->chan, TKO_PREPARE, NULL);
 	if (expect(S->chan, TKO_OK, PREPARE_MS, "the old server", &why, NULL,
 		   NULL, NULL)) {
-		*msg = fring_strf("refused: %s", why);
+		*msg = fring_strf("refused: %s; pid %d still serves", why,
+				  (int)old);
 		free(why);
 		return -1;
 	}
