@@ -23,8 +23,6 @@
 #include "cli.h"
 #include "super.h"
 
-#define CTL_READ_MS 2000
-
 void super_take_mount(struct super *S, const struct tko_msg *m, int *fds,
 		      unsigned nfds)
 {
@@ -111,8 +109,8 @@ static char **read_cmdline(void)
 
 static void cleanup_exit(struct super *S, int code)
 {
-	if (S->ctl_path && S->ctl >= 0)
-		unlink(S->ctl_path);
+	if (S->ctl.fd >= 0)
+		fring_ctl_close(&S->ctl);
 	exit(code);
 }
 
@@ -136,28 +134,22 @@ static void reap(struct super *S)
 /* One request line ("restart"), one answer line. */
 static void on_ctl(struct super *S)
 {
-	struct pollfd pfd = { .events = POLLIN };
 	char req[64] = "", *msg = NULL;
-	ssize_t n = 0;
-	int rc;
+	int fd = fring_ctl_accept(&S->ctl), rc;
 
-	pfd.fd = super_ctl_accept(S->ctl);
-	if (pfd.fd < 0)
+	if (fd < 0)
 		return;
-	if (poll(&pfd, 1, CTL_READ_MS) > 0)
-		n = read(pfd.fd, req, sizeof(req) - 1);
-	req[n > 0 ? n : 0] = '\0';
-	req[strcspn(req, "\r\n")] = '\0';
-	if (strcmp(req, "restart")) {
-		dprintf(pfd.fd, "error: unknown request '%s'\n", req);
-		close(pfd.fd);
+	if (fring_ctl_read_line(fd, req, sizeof(req)) < 0 ||
+	    strcmp(req, "restart")) {
+		dprintf(fd, "error: unknown request '%s'\n", req);
+		close(fd);
 		return;
 	}
 	rc = super_takeover(S, &msg);
 	fring_info("restart: %s", msg ? msg : "out of memory");
-	dprintf(pfd.fd, "%s: %s\n", rc ? "error" : "ok", msg ? msg : "out of memory");
+	dprintf(fd, "%s: %s\n", rc ? "error" : "ok", msg ? msg : "out of memory");
 	free(msg);
-	close(pfd.fd);
+	close(fd);
 	if (S->server < 0) /* aborted: nothing serves any more */
 		cleanup_exit(S, CLI_EXIT_ERR);
 }
@@ -182,20 +174,22 @@ static void on_chan(struct super *S)
 
 static void open_ctl(struct super *S, const char *key)
 {
-	int fd;
+	char *path = super_ctl_path(key, 1);
+	int ret;
 
-	S->ctl = -1;
-	S->ctl_path = super_ctl_path(key);
-	if (!S->ctl_path)
+	S->ctl.fd = -1;
+	if (!path)
 		return;
-	fd = super_ctl_listen(S->ctl_path);
-	if (fd == -EADDRINUSE)
+	ret = fring_ctl_listen(&S->ctl, path);
+	if (ret == -EADDRINUSE)
 		fring_warn("%s: another fring serves this configuration; `fring "
-			   "restart` reaches that one", S->ctl_path);
-	else if (fd < 0)
+			   "restart` reaches that one", path);
+	else if (ret < 0)
 		fring_dbg("no control socket at %s: %s (no `fring restart`)",
-			  S->ctl_path, strerror(-fd));
-	S->ctl = fd < 0 ? -1 : fd;
+			  path, strerror(-ret));
+	if (ret < 0)
+		S->ctl.fd = -1;
+	free(path);
 }
 
 __attribute__((noreturn)) void super_run(pid_t child, int chan, const char *key)
@@ -218,7 +212,7 @@ __attribute__((noreturn)) void super_run(pid_t child, int chan, const char *key)
 		struct pollfd pfd[3] = {
 			{ .fd = sfd, .events = POLLIN },
 			{ .fd = S.chan, .events = POLLIN },
-			{ .fd = S.ctl, .events = POLLIN },
+			{ .fd = S.ctl.fd, .events = POLLIN },
 		};
 		struct signalfd_siginfo si;
 

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
+#include "../base/ctl_sock.h"
 #include "takeover.h"
 
 struct super_mount {
@@ -27,8 +28,7 @@ struct super {
 	size_t n;
 	char exe[PATH_MAX]; /* the fring binary's path, read at start */
 	char **argv;	    /* the command line, read at start */
-	int ctl;	    /* listening control socket, -1 none */
-	char *ctl_path;
+	struct fring_ctl_server ctl; /* fd -1: none */
 };
 
 /* The loop; never returns. key: CONFIG of `run`, MOUNTPOINT of `mount`. */
@@ -46,12 +46,11 @@ void super_abort_all(struct super *S);
 /* `fring restart`: 0 and *msg the outcome line, or -1 and *msg why not. */
 int super_takeover(struct super *S, char **msg);
 
-/* The control socket: path for key (NULL if it has none), listen (0600,
- * -errno), accept with the peer's credentials checked (-EPERM, logged),
- * connect (-errno). */
-char *super_ctl_path(const char *key);
-int super_ctl_listen(const char *path);
-int super_ctl_accept(int lfd);
-int super_ctl_connect(const char *path);
+/* The control socket (super_ctl.c over core/base/ctl_sock.h): its path
+ * for key (malloc'ed; NULL if key does not resolve), making the runtime
+ * directory if create; `fring restart`'s call: 0 and the answer in
+ * *reply, or -errno. */
+char *super_ctl_path(const char *key, int create);
+int super_ctl_call(const char *path, int timeout_ms, char **reply);
 
 #endif /* FRING_CLI_SUPER_H */
