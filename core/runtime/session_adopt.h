@@ -50,9 +50,6 @@ int fring_session_resume(struct fring_session *s, char **err);
  * is logged), then state_load from state_fd. 0 or -errno + *err. */
 int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 			int state_fd, uint32_t version, char **err);
-/* fring_session_mount's work for an adopted session: FUSE_NOTIFY_RESEND,
- * then the workers on the adopted fds. */
-int fring_session_adopt_mount(struct fring_session *s, char **err);
 /* 1 when fring_session_adopt took a connection for s. */
 int fring_session_adopted(const struct fring_session *s);
 

@@ -14,7 +14,8 @@
 #include "../proto/init_facts.h"
 #include "../transport/choice.h"
 #include "dispatch.h"
-#include "session_adopt.h"
+
+struct fring_adopt; /* session_adopt.h */
 
 struct fring_session {
 	char *mountpoint, *fsname, *subtype, *config_file;
@@ -38,6 +39,10 @@ struct fring_session {
 	unsigned stuck; /* threads abandoned at stop: leak, never free */
 	struct fring_adopt *adopt; /* a taken-over connection (session_adopt.c) */
 };
+
+/* fring_session_mount's work for an adopted session (session_adopt.c):
+ * FUSE_NOTIFY_RESEND, then the workers on the adopted fds. */
+int fring_session_adopt_mount(struct fring_session *s, char **err);
 
 /* The /dev/fuse workers' on_all_exited: the session ended on its own. */
 void fring_session_workers_exited(void *ud);
