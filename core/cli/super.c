@@ -154,24 +154,6 @@ static void on_ctl(struct super *S)
 		cleanup_exit(S, CLI_EXIT_ERR);
 }
 
-static void on_chan(struct super *S)
-{
-	struct tko_msg m;
-	int fds[TKO_MAX_FDS];
-	unsigned nfds;
-	int rc = tko_recv(S->chan, &m, fds, TKO_MAX_FDS, &nfds, 0);
-
-	if (rc == 1 && m.type == TKO_MOUNT) {
-		super_take_mount(S, &m, fds, nfds);
-		return;
-	}
-	tko_close_fds(fds, nfds);
-	if (rc == 0) { /* the server is gone; SIGCHLD tells how */
-		close(S->chan);
-		S->chan = -1;
-	}
-}
-
 static void open_ctl(struct super *S, const char *key)
 {
 	char *path = super_ctl_path(key, 1);
@@ -192,6 +174,27 @@ static void open_ctl(struct super *S, const char *key)
 	free(path);
 }
 
+static void on_chan(struct super *S)
+{
+	struct tko_msg m;
+	int fds[TKO_MAX_FDS];
+	unsigned nfds;
+	int rc = tko_recv(S->chan, &m, fds, TKO_MAX_FDS, &nfds, 0);
+
+	if (rc == 1 && m.type == TKO_MOUNT) {
+		super_take_mount(S, &m, fds, nfds);
+		if (S->key) /* something serves now: restart may be asked */
+			open_ctl(S, S->key);
+		S->key = NULL;
+		return;
+	}
+	tko_close_fds(fds, nfds);
+	if (rc == 0) { /* the server is gone; SIGCHLD tells how */
+		close(S->chan);
+		S->chan = -1;
+	}
+}
+
 __attribute__((noreturn)) void super_run(pid_t child, int chan, const char *key)
 {
 	static struct super S;
@@ -204,7 +207,8 @@ __attribute__((noreturn)) void super_run(pid_t child, int chan, const char *key)
 	len = readlink("/proc/self/exe", S.exe, sizeof(S.exe) - 1);
 	S.exe[len > 0 ? len : 0] = '\0';
 	S.argv = read_cmdline();
-	open_ctl(&S, key);
+	S.ctl.fd = -1;
+	S.key = key;
 	cli_serving_signals(&set);
 	sigaddset(&set, SIGCHLD);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);

@@ -29,6 +29,7 @@ struct super {
 	char exe[PATH_MAX]; /* the fring binary's path, read at start */
 	char **argv;	    /* the command line, read at start */
 	struct fring_ctl_server ctl; /* fd -1: none */
+	const char *key;	     /* its key; opened once a mount serves */
 };
 
 /* The loop; never returns. key: CONFIG of `run`, MOUNTPOINT of `mount`. */
