@@ -148,7 +148,8 @@ def fio_verify(path, direct, runtime):
     return subprocess.Popen(
         ["fio", "--name=v", "--filename=" + path, "--size=4M", "--bs=4k",
          "--rw=randwrite", "--verify=crc32c", "--verify_backlog=16",
-         "--verify_fatal=1", "--time_based", "--runtime=%d" % runtime,
+         "--verify_fatal=1", "--verify_state_save=0", "--time_based",
+         "--runtime=%d" % runtime,
          "--direct=%d" % direct, "--ioengine=psync", "--minimal"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
