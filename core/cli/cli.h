@@ -19,6 +19,7 @@ int cmd_mount(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_plugins(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_restart(int argc, char **argv);
 
 /* Returned by a command's parser after --help printed its usage: the
  * command ends there, and fring exits 0. */
@@ -52,8 +53,10 @@ void cli_block_signals(void);
  * process". */
 void cli_log_ignored(int sig, const char *who);
 /* Before `run`/`mount` load anything: block signals, fork the serving
- * process (cli_supervise). 0 in the serving process, else the exit code. */
-int cli_prepare_serving(void);
+ * process (cli_supervise). 0 in the serving process, else the exit code.
+ * key names the control socket `fring restart KEY` reaches: the CONFIG
+ * of `run`, the MOUNTPOINT of `mount`. */
+int cli_prepare_serving(const char *key);
 /* Mount everything in rt, print the ready lines, serve until SIGINT/SIGTERM
  * or until every mount is gone. Returns the exit code. */
 int cli_serve(fring_runtime *rt);
@@ -62,10 +65,9 @@ int cli_serve(fring_runtime *rt);
  * returns (it exits with the child's code, or aborts the child's FUSE
  * connections and exits 1 if the child dies by a signal). Returns 0 in the
  * child, or -errno if no child could be made. FRING_NO_SUPERVISOR=1 in the
- * environment serves in-process. */
-int cli_supervise(void);
-/* In the serving process: tell the supervisor a mount now serves. */
-void cli_report_mount(const char *mountpoint);
+ * environment serves in-process; FRING_TAKEOVER_FD (set by the supervisor
+ * for a takeover, takeover.h) makes this process a new server. */
+int cli_supervise(const char *key);
 
 /* systemd's sd_notify (notify.c): no-ops without NOTIFY_SOCKET. init
  * before serving `nr_mounts` mounts (starts the watchdog if WATCHDOG_USEC

@@ -189,7 +189,7 @@ int cmd_mount(int argc, char **argv)
 	spec.nr_options = opts.n;
 	spec.mount_options = mopts.v;
 	spec.nr_mount_options = mopts.n;
-	rc = cli_prepare_serving();
+	rc = cli_prepare_serving(spec.mountpoint);
 	if (rc)
 		goto out;
 	rt = fring_runtime_new(&err);

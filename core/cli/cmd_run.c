@@ -15,7 +15,7 @@ int cmd_run(int argc, char **argv)
 	rc = cli_parse_one_file(argc, argv, &file);
 	if (rc)
 		return rc;
-	rc = cli_prepare_serving();
+	rc = cli_prepare_serving(file);
 	if (rc)
 		return rc;
 	rt = fring_runtime_new(&err);

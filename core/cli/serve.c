@@ -12,6 +12,7 @@
 
 #include "../embed/embed.h"
 #include "cli.h"
+#include "takeover.h"
 
 int cli_fail(char *msg)
 {
@@ -75,14 +76,14 @@ static void *signal_thread(void *arg)
 static void print_ready(void *ud, const char *mountpoint, const char *plugin,
 			const char *transport)
 {
-	cli_report_mount(mountpoint);
+	tko_server_report(ud, mountpoint);
 	printf("fring: %s ready (plugin %s, transport %s)\n", mountpoint, plugin,
 	       transport);
 	fflush(stdout);
 	cli_notify_ready(mountpoint, plugin, transport);
 }
 
-int cli_prepare_serving(void)
+int cli_prepare_serving(const char *key)
 {
 	int rc;
 
@@ -90,7 +91,7 @@ int cli_prepare_serving(void)
 	/* Fork before any plugin is loaded or created: a plugin's threads
 	 * (started in create/config) would not exist in the child, and in
 	 * the supervisor they would take the SIGCHLD it waits for. */
-	rc = cli_supervise();
+	rc = cli_supervise(key);
 	if (rc < 0)
 		return cli_fail(fring_strf("cannot start the serving process: %s",
 					   strerror(-rc)));
@@ -103,7 +104,10 @@ int cli_serve(fring_runtime *rt)
 	char *err = NULL;
 	int rc, have_thread;
 
-	fring_runtime_on_ready(rt, print_ready, NULL);
+	fring_runtime_on_ready(rt, print_ready, rt);
+	if (tko_server_adopting() && (rc = tko_server_adopt(rt)))
+		return rc;
+	tko_server_start(rt);
 	cli_notify_init(fring_runtime_nr_mounts(rt));
 	have_thread = pthread_create(&t, NULL, signal_thread, rt) == 0;
 	if (!have_thread)

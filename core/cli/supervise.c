@@ -8,8 +8,10 @@
  * fd, aborts the child's connections through fusectl if it dies by a
  * signal: clients get ENOTCONN at once and the mount stays detectably dead.
  *
- * The child reports "ID MOUNTPOINT" on a pipe for each mount once it
- * serves, so only connections fring made are ever aborted.
+ * The child reports each mount once it serves, with its /dev/fuse fds
+ * (takeover.h, MOUNT), so only connections fring made are ever aborted
+ * and the supervisor holds every file a `fring restart` hands over
+ * (super.c is the parent's loop).
  *
  * Signals (serve.c has the list): SIGINT/SIGTERM are passed on; SIGHUP,
  * SIGUSR1 and SIGUSR2 are logged here and not passed on, since by default
@@ -23,67 +25,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../mount/fusectl.h"
+#include "../mount/stale.h"
 #include "cli.h"
+#include "super.h"
 
-static int report_fd = -1;
-
-void cli_report_mount(const char *mountpoint)
-{
-	unsigned id;
-
-	if (report_fd < 0)
-		return;
-	id = fring_fusectl_id(mountpoint);
-	if (id)
-		dprintf(report_fd, "%u %s\n", id, mountpoint);
-}
-
-/* After the child died by a signal: abort what it reported. */
-static void abort_reported(int rfd)
-{
-	FILE *f = fdopen(rfd, "r");
-	char *line = NULL, mp[4096];
-	size_t cap = 0;
-	unsigned id;
-
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		int rc;
-
-		if (sscanf(line, "%u %4095[^\n]", &id, mp) != 2)
-			continue;
-		rc = fring_fusectl_abort(id);
-		if (rc)
-			fprintf(stderr, "fring: could not abort the connection of %s "
-				"(fusectl: %s); callers may hang until it is aborted\n",
-				mp, strerror(-rc));
-		else
-			fprintf(stderr, "fring: aborted the connection of %s: callers "
-				"now get ENOTCONN; clear the mountpoint with: "
-				"fusermount3 -u %s  (or as root: umount -l %s)\n",
-				mp, mp, mp);
-	}
-	free(line);
-	fclose(f);
-}
-
-int cli_supervise(void)
+int cli_supervise(const char *key)
 {
 	sigset_t set;
+	const char *tko = getenv(TKO_ENV_FD);
 	int p[2];
 	pid_t parent = getpid(), child;
 
+	if (tko) { /* a new server of a takeover: the supervisor is our parent */
+		tko_server_set_chan(atoi(tko), 1);
+		fring_kmount_allow_live();
+		fcntl(atoi(tko), F_SETFD, FD_CLOEXEC);
+		unsetenv(TKO_ENV_FD);
+		return 0;
+	}
 	if (getenv("FRING_NO_SUPERVISOR"))
 		return 0;
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0)
 		return -errno;
 	/* The serving signals are already blocked (cli_block_signals);
-	 * SIGCHLD too, so the parent takes them all with sigwaitinfo. */
+	 * SIGCHLD too, so the parent takes them all from a signalfd. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
@@ -93,7 +62,7 @@ int cli_supervise(void)
 		return -errno;
 	if (child == 0) {
 		close(p[0]);
-		report_fd = p[1];
+		tko_server_set_chan(p[1], 0);
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		/* If the supervisor goes, unmount cleanly rather than linger. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -102,29 +71,5 @@ int cli_supervise(void)
 		return 0;
 	}
 	close(p[1]);
-	cli_serving_signals(&set);
-	sigaddset(&set, SIGCHLD);
-	for (;;) {
-		int status, sig = sigwaitinfo(&set, NULL);
-		pid_t w;
-
-		if (sig == SIGINT || sig == SIGTERM) {
-			kill(child, sig);
-			continue;
-		}
-		/* Not passed on: one log line, from the process that got it. */
-		if (sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2) {
-			cli_log_ignored(sig, "supervisor");
-			continue;
-		}
-		w = waitpid(child, &status, WNOHANG);
-		if (w != child)
-			continue;
-		if (WIFEXITED(status))
-			exit(WEXITSTATUS(status));
-		fprintf(stderr, "fring: the serving process (pid %d) died: %s\n",
-			child, strsignal(WTERMSIG(status)));
-		abort_reported(p[0]);
-		exit(CLI_EXIT_ERR);
-	}
+	super_run(child, p[0], key);
 }

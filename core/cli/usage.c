@@ -52,6 +52,15 @@ static const struct {
 	  "behind), the fuse module's parameters, capabilities, RLIMIT_MEMLOCK,\n"
 	  "CPUs and NUMA nodes, and what each transport key's auto picks here.\n"
 	  "  --json  one JSON object: {GROUP: {NAME: {value, why}}}\n" },
+	{ "restart",
+	  "usage: fring restart CONFIG|MOUNTPOINT\n"
+	  "\n"
+	  "Take over the mounts of the running `fring run CONFIG` (or `fring mount\n"
+	  "... MOUNTPOINT`) with a new serving process, started from the fring\n"
+	  "binary and the plugins on disk now, without unmounting: open files,\n"
+	  "working directories and mmaps stay. /dev/fuse mounts only. Prints one\n"
+	  "line; exit status 0 when the new process serves, 1 when the takeover\n"
+	  "was refused (the old process still serves) or failed.\n" },
 	{ "help",
 	  "usage: fring help [COMMAND]\n"
 	  "\n"
@@ -76,6 +85,8 @@ void cli_usage(FILE *f)
 	      "  plugins [-v]          list the plugins on the search path (-v: and\n"
 	      "                        their options)\n"
 	      "  probe [--json]        what this machine offers a FUSE server\n"
+	      "  restart CONFIG|MOUNTPOINT\n"
+	      "                        a new serving process takes the mounts over\n"
 	      "  help [COMMAND]        this text, or one command's (also COMMAND --help)\n"
 	      "  --version             print the version\n"
 	      "\n"

@@ -54,7 +54,7 @@ static int prepare_mount(const struct fring_cfg_mount *cm, const char *file,
 	out->mp_where = embed_where(file, cm->at_mountpoint.line,
 				    cm->at_mountpoint.column);
 	/* Resolve now so the ready line and the mount agree. */
-	real = realpath(cm->mountpoint, NULL);
+	real = fring_kmount_realpath(cm->mountpoint);
 	out->mountpoint = real ? real : strdup(cm->mountpoint);
 	if (!out->mountpoint || !out->where || !out->mp_where) {
 		embed_set_err(err, fring_strf("out of memory"));

@@ -9,12 +9,18 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../base/log.h"
 
 struct fring_kmount {
-	struct fuse_session *se;
+	struct fuse_session *se; /* NULL: adopted (fring_kmount_adopt) */
+	char *adopted_mp;
+	int adopted_fd;
 	int mounted;
 	pthread_mutex_t lock;
 };
@@ -119,12 +125,47 @@ fail_msg:
 	return ret;
 }
 
+/* What libfuse's unmount does for a mount it did not make: close the fd,
+ * then detach (umount2 as root, else fusermount3 -u -z). */
+static void unmount_adopted(struct fring_kmount *h)
+{
+	close(h->adopted_fd);
+	h->adopted_fd = -1;
+	if (umount2(h->adopted_mp, MNT_DETACH) == 0 || errno != EPERM)
+		return;
+	char *argv[] = { "fusermount3", "-u", "-z", "--", h->adopted_mp, NULL };
+	pid_t pid;
+	int st;
+
+	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) == 0)
+		waitpid(pid, &st, 0);
+}
+
+int fring_kmount_adopt(const char *mountpoint, int fd, struct fring_kmount **h)
+{
+	struct fring_kmount *km = calloc(1, sizeof(*km));
+
+	*h = NULL;
+	if (!km || !(km->adopted_mp = strdup(mountpoint))) {
+		free(km);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&km->lock, NULL);
+	km->adopted_fd = fd;
+	km->mounted = 1;
+	*h = km;
+	return 0;
+}
+
 void fring_kmount_unmount(struct fring_kmount *h)
 {
 	if (!h)
 		return;
 	pthread_mutex_lock(&h->lock);
-	if (h->mounted) {
+	if (h->mounted && !h->se) {
+		unmount_adopted(h);
+		h->mounted = 0;
+	} else if (h->mounted) {
 		/* Closes the session fd first, then umount2(MNT_DETACH) (or
 		 * fusermount3 -u -z): no FUSE request is needed, so this cannot
 		 * wait on our own workers. */
@@ -150,7 +191,11 @@ void fring_kmount_close(struct fring_kmount *h)
 	fring_kmount_unmount(h);
 	/* The fd is already closed (-1 in the session), so destroy only
 	 * frees; our ops table has no destroy callback to run. */
-	fuse_session_destroy(h->se);
+	if (h->se)
+		fuse_session_destroy(h->se);
+	else if (h->adopted_fd >= 0)
+		close(h->adopted_fd); /* disowned: never unmounted by path */
+	free(h->adopted_mp);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

@@ -23,6 +23,11 @@ struct fring_kmount_opts {
 int fring_kmount_open(const char *mountpoint, const struct fring_kmount_opts *o,
 		      int *fd, struct fring_kmount **h, char **err);
 
+/* Takeover: a handle for the mount on mountpoint that another process
+ * made, served through fd (owned by the handle from now on); unmounted
+ * as fring_kmount_unmount does. 0 or -ENOMEM. */
+int fring_kmount_adopt(const char *mountpoint, int fd, struct fring_kmount **h);
+
 /* Unmount (lazily, as libfuse does) and close the fd. Idempotent. Reads on
  * the connection then fail with ENODEV once the kernel drops the mount. */
 void fring_kmount_unmount(struct fring_kmount *h);

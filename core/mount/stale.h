@@ -14,4 +14,12 @@
  * if it cannot be stat'ed at all. */
 int fring_kmount_check_stale(const char *mountpoint, char **err);
 
+/* In a takeover's new server (`fring restart`): the mountpoints are the
+ * live mounts it takes over; from now on fring_kmount_check_stale does
+ * not look at them (0) and fring_kmount_realpath resolves only their
+ * parent, since a request to them would wait until this process serves. */
+void fring_kmount_allow_live(void);
+/* realpath(3) of a mountpoint (malloc'ed, NULL + errno), as above. */
+char *fring_kmount_realpath(const char *mountpoint);
+
 #endif /* FRING_MOUNT_STALE_H */

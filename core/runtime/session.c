@@ -36,7 +36,7 @@ static void signal_done(struct fring_session *s)
 			   strerror(errno));
 }
 
-static void on_workers_exited(void *ud)
+void fring_session_workers_exited(void *ud)
 {
 	signal_done(ud);
 }
@@ -271,6 +271,8 @@ int fring_session_mount(struct fring_session *s, char **err)
 				  s->mounted ? "mounted" : "stopped");
 		return -EBUSY;
 	}
+	if (s->adopt)
+		return fring_session_adopt_mount(s, err);
 	ret = check_mountpoint(s->mountpoint, err);
 	if (!ret)
 		ret = fring_transports_precheck(&s->ts, err);
@@ -301,7 +303,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		fring_session_rollback(s);
 		return ret;
 	}
-	ret = fring_transports_start(&s->ts, &s->init, fd, on_workers_exited, s,
+	ret = fring_transports_start(&s->ts, &s->init, fd, fring_session_workers_exited, s,
 				     &msg);
 	if (ret) {
 		*err = fring_strf("%s: %s", s->mountpoint, msg ? msg : strerror(-ret));
@@ -328,6 +330,7 @@ void fring_session_free(struct fring_session *s)
 		fring_dispatch_destroy(&s->dx);
 	if (s->done_fd >= 0)
 		close(s->done_fd);
+	free(s->adopt);
 	pthread_mutex_destroy(&s->lock);
 	free(s->mountpoint);
 	free(s->transport.cpus);

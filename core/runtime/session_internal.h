@@ -15,6 +15,8 @@
 #include "../transport/choice.h"
 #include "dispatch.h"
 
+struct fring_adopt; /* session_adopt.h */
+
 struct fring_session {
 	char *mountpoint, *fsname, *subtype, *config_file;
 	int default_permissions, allow_other, ro, trust_plugin_permissions;
@@ -35,7 +37,15 @@ struct fring_session {
 	pthread_mutex_t lock;
 	int mounted, stopped;
 	unsigned stuck; /* threads abandoned at stop: leak, never free */
+	struct fring_adopt *adopt; /* a taken-over connection (session_adopt.c) */
 };
+
+/* fring_session_mount's work for an adopted session (session_adopt.c):
+ * FUSE_NOTIFY_RESEND, then the workers on the adopted fds. */
+int fring_session_adopt_mount(struct fring_session *s, char **err);
+
+/* The /dev/fuse workers' on_all_exited: the session ended on its own. */
+void fring_session_workers_exited(void *ud);
 
 /* The plugin's destroy, once and only after a successful create. */
 void fring_session_plugin_destroy(struct fring_session *s);

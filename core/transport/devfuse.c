@@ -57,6 +57,7 @@ struct fring_devfuse {
 	 * refuses it reads the request's memory (request.h, handles). */
 	struct dbuf *cold;
 	unsigned abandoned; /* workers detached while stuck: never free t */
+	atomic_int paused;  /* fring_devfuse_pause: workers end, not the mount */
 };
 
 unsigned fring_devfuse_default_threads(void)
@@ -234,7 +235,8 @@ static void worker_cleanup(void *arg)
 		buf_put(t, w->cur);
 		w->cur = NULL;
 	}
-	if (atomic_fetch_sub(&t->live, 1) == 1 && t->p.on_all_exited)
+	if (atomic_fetch_sub(&t->live, 1) == 1 && t->p.on_all_exited &&
+	    !atomic_load(&t->paused))
 		t->p.on_all_exited(t->p.ud);
 }
 
@@ -378,6 +380,11 @@ int fring_devfuse_start(const struct fring_serve *sv,
 
 		t->w[i].t = t;
 		t->w[i].idx = i;
+		if (p->fds) { /* adopted: the takeover's fds, already clones */
+			t->w[i].fd = p->fds[i];
+			nclone++;
+			continue;
+		}
 		t->w[i].fd = worker_fd(p->session_fd, &cloned);
 		if (t->w[i].fd < 0) {
 			ret = -errno;
@@ -422,7 +429,7 @@ oom:
 fail:
 	if (t) {
 		for (unsigned i = 0; t->w && i < t->n; i++)
-			if (t->w[i].fd >= 0)
+			if (t->w[i].fd >= 0 && !p->fds)
 				close(t->w[i].fd);
 		pool_empty(t);
 		free(t->w);
@@ -518,4 +525,36 @@ void fring_devfuse_free(struct fring_devfuse *t)
 struct fring_transport *fring_devfuse_transport(struct fring_devfuse *t)
 {
 	return t ? &t->tp : NULL;
+}
+
+unsigned fring_devfuse_fds(const struct fring_devfuse *t, int *fds,
+			   unsigned cap)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; t && i < t->n && n < cap; i++)
+		fds[n++] = t->w[i].fd;
+	return n;
+}
+
+unsigned fring_devfuse_pause(struct fring_devfuse *t, unsigned timeout_ms)
+{
+	struct timespec dl;
+	unsigned left = 0;
+
+	if (!t)
+		return 0;
+	atomic_store(&t->paused, 1);
+	/* Idle workers end in read(); a busy one ends at its next read,
+	 * after it answered what it holds. */
+	for (unsigned i = 0; i < t->n; i++)
+		if (t->w[i].running)
+			pthread_cancel(t->w[i].tid);
+	deadline_after(&dl, timeout_ms);
+	for (unsigned i = 0; i < t->n; i++) {
+		if (t->w[i].running && !pthread_timedjoin_np(t->w[i].tid, NULL, &dl))
+			t->w[i].running = 0;
+		left += t->w[i].running;
+	}
+	return left;
 }

@@ -1,0 +1,361 @@
+# SPDX-License-Identifier: MIT
+"""`fring restart`: a new serving process takes a live /dev/fuse mount
+over (issue 25). Open files, directory fds and mmaps survive, a verified
+load sees no error, refusals leave the old server serving, a death on
+either side mid-way ends served or cleanly aborted (never hung), and the
+new server keeps the INIT state the kernel negotiated."""
+
+import errno
+import mmap
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import zlib
+
+import pytest
+
+from conftest import FRING, fring_env, is_mounted, serving_pid
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
+    reason="needs root and /dev/fuse")
+
+RESTART_BOUND = 30  # s: every step of the sequence is bounded well below
+
+
+@pytest.fixture
+def served(spawn, tmpdirs, monkeypatch):
+    """served(plugin, transport, env) -> (Fring, mountpoint); the runtime
+    dir is private. At teardown SIGTERM must end it with 0 and nothing
+    mounted (so the last new server unmounts cleanly), unless the test
+    ended it itself."""
+    monkeypatch.setenv("FRING_RUNTIME_DIR", tmpdirs("run"))
+    monkeypatch.setenv("FRING_LOG", "debug")
+    started = []
+
+    def start(plugin="memfs", transport="devfuse", env=None):
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        mp = tmpdirs("mnt")
+        f = spawn(["mount", plugin, mp, "-t", transport], [mp])
+        ready = f.wait_ready(1)
+        assert ready[0].endswith("transport %s)" % transport) or \
+            transport == "auto", ready
+        for k in (env or {}):
+            monkeypatch.delenv(k)
+        started.append((f, mp))
+        return f, mp
+
+    yield start
+    problems = []
+    for f, mp in started:
+        if f.proc.poll() is not None:
+            continue
+        rc = f.stop(signal.SIGTERM)
+        if rc != 0 or is_mounted(mp):
+            problems.append("%s: exit %s, mounted %s; stderr:\n%s"
+                            % (mp, rc, is_mounted(mp), f.log()))
+    assert not problems, "\n".join(problems)
+
+
+def restart(mp, env=None):
+    """`fring restart MP`: (exit code, its one line, seconds taken)."""
+    e = fring_env()
+    e.update(env or {})
+    t0 = time.monotonic()
+    r = subprocess.run([FRING, "restart", mp], capture_output=True,
+                       text=True, timeout=RESTART_BOUND + 30, env=e)
+    took = time.monotonic() - t0
+    out = (r.stdout + r.stderr).strip()
+    assert len(out.splitlines()) == 1, out
+    return r.returncode, out, took
+
+
+def server_of(f):
+    return serving_pid(f.proc.pid)
+
+
+def test_open_file_dir_fd_and_mmap_survive_5_takeovers(served):
+    f, mp = served()
+    path = os.path.join(mp, "held")
+    os.mkdir(os.path.join(mp, "d"))
+    size = 64 * 1024
+    with open(path, "wb") as w:
+        w.write(bytes(size))
+    fd = os.open(path, os.O_RDWR)
+    dfd = os.open(os.path.join(mp, "d"), os.O_RDONLY | os.O_DIRECTORY)
+    mm = mmap.mmap(fd, size)
+    errors, rounds, stop = [], [0], threading.Event()
+
+    def work():
+        n = 0
+        while not stop.is_set():
+            try:
+                n += 1
+                block = (n % 16) * 4096
+                data = n.to_bytes(8, "little") * 512
+                os.pwrite(fd, data, block)
+                assert os.pread(fd, 4096, block) == data
+                assert mm[block:block + 4096] == data
+                mm[size - 8:size] = n.to_bytes(8, "little")
+                name = "e%d" % (n % 8)
+                fd2 = os.open(name, os.O_CREAT | os.O_WRONLY, 0o644,
+                              dir_fd=dfd)
+                os.write(fd2, data[:64])
+                os.close(fd2)
+                assert name in os.listdir(dfd)
+                os.fstat(fd)
+                rounds[0] = n
+            except Exception as e:  # any error is the finding
+                errors.append(repr(e))
+                return
+
+    t = threading.Thread(target=work)
+    t.start()
+    try:
+        pids = [server_of(f)]
+        for _ in range(5):
+            before = rounds[0]
+            rc, line, _ = restart(mp)
+            assert rc == 0 and "fring: restart: ok: " in line, (line, f.log())
+            pids.append(server_of(f))
+            deadline = time.monotonic() + 10
+            while rounds[0] <= before + 10 and not errors:
+                assert time.monotonic() < deadline, "no progress after a takeover"
+                time.sleep(0.01)
+    finally:
+        stop.set()
+        t.join(30)
+    assert not errors, (errors, f.log())
+    assert len(set(pids)) == 6, pids  # five new serving processes
+    n = rounds[0]
+    mm.flush()
+    assert int.from_bytes(mm[size - 8:size], "little") == n
+    mm.close()
+    os.close(fd)
+    os.close(dfd)
+    with open(path, "rb") as r:
+        assert int.from_bytes(r.read()[size - 8:], "little") == n
+    assert sorted(os.listdir(os.path.join(mp, "d"))) == \
+        sorted("e%d" % i for i in range(8) if i <= n)
+
+
+def fio_verify(path, direct, runtime):
+    return subprocess.Popen(
+        ["fio", "--name=v", "--filename=" + path, "--size=4M", "--bs=4k",
+         "--rw=randwrite", "--verify=crc32c", "--verify_backlog=16",
+         "--verify_fatal=1", "--verify_state_save=0", "--time_based",
+         "--runtime=%d" % runtime,
+         "--direct=%d" % direct, "--ioengine=psync", "--minimal"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+class PyVerify(threading.Thread):
+    """Without fio: write 4k blocks stamped with (round, block, crc32c of
+    the rest), read each back and check it, over and over."""
+
+    def __init__(self, path, direct, runtime):
+        super().__init__()
+        self.path, self.direct, self.runtime = path, direct, runtime
+        self.errors, self.ops = [], 0
+        self.start()
+
+    def run(self):
+        flags = os.O_RDWR | os.O_CREAT | (os.O_DIRECT if self.direct else 0)
+        fd = os.open(self.path, flags, 0o644)
+        buf, back = mmap.mmap(-1, 4096), mmap.mmap(-1, 4096)  # aligned
+        end = time.monotonic() + self.runtime
+        r = 0
+        try:
+            while time.monotonic() < end:
+                r += 1
+                for b in range(256):
+                    body = os.urandom(4088)
+                    crc = zlib.crc32(body)
+                    buf[:] = crc.to_bytes(4, "little") + \
+                        (r * 256 + b).to_bytes(4, "little") + body
+                    os.pwritev(fd, [buf], b * 4096)
+                    os.preadv(fd, [back], b * 4096)
+                    if back[:] != buf[:] or \
+                            zlib.crc32(back[8:]) != crc:
+                        self.errors.append("block %d round %d differs" % (b, r))
+                        return
+                    self.ops += 1
+        except OSError as e:
+            self.errors.append(repr(e))
+        finally:
+            os.close(fd)
+
+    def result(self):
+        self.join(self.runtime + 60)
+        return self.errors
+
+
+def test_20_takeovers_under_verified_load(served):
+    f, mp = served()
+    runtime = 25
+    if shutil.which("fio"):
+        jobs = [fio_verify(os.path.join(mp, "f%d" % d), d, runtime)
+                for d in (0, 1)]
+    else:
+        jobs = [PyVerify(os.path.join(mp, "f%d" % d), d, runtime)
+                for d in (0, 1)]
+    time.sleep(1)
+    try:
+        for i in range(20):
+            rc, line, _ = restart(mp)
+            assert rc == 0, (i, line, f.log())
+            time.sleep(0.2)
+    finally:
+        results = []
+        for j in jobs:
+            if isinstance(j, subprocess.Popen):
+                out, _ = j.communicate(timeout=runtime + 120)
+                results.append((j.returncode, out))
+            else:
+                results.append((0 if not j.result() else 1, j.errors))
+    for rc, out in results:
+        assert rc == 0, out
+        if isinstance(out, str):
+            # terse: field 5 is fio's error code; writes were verified
+            fields = out.strip().splitlines()[-1].split(";")
+            assert fields[4] == "0", out
+            assert int(fields[5]) > 0, out  # KiB read back for verify
+
+
+def test_refused_for_a_plugin_without_the_hooks(served):
+    f, mp = served("null")
+    old = server_of(f)
+    rc, line, took = restart(mp)
+    assert rc == 1, line
+    assert "plugin 'null' has no state_save/state_load hooks" in line, line
+    assert "still serves" in line, line
+    assert server_of(f) == old
+    os.stat(mp)  # served: no ENOTCONN
+    assert took < RESTART_BOUND
+
+
+def test_refused_for_an_unreadable_state_version(served):
+    # the old server names version 99 for the state it saved
+    f, mp = served(env={"FRING_TEST_TAKEOVER_VERSION": "99"})
+    with open(os.path.join(mp, "kept"), "w") as w:
+        w.write("still here")
+    old = server_of(f)
+    rc, line, _ = restart(mp)
+    assert rc == 1, line
+    assert "cannot read the state handed over (version 99)" in line, line
+    assert "pid %d still serves" % old in line, line
+    assert "memfs: takeover state version 99" in f.log()
+    assert server_of(f) == old
+    with open(os.path.join(mp, "kept")) as r:
+        assert r.read() == "still here"
+    with open(os.path.join(mp, "new"), "w") as w:  # and it writes
+        w.write("x")
+
+
+def uring_available():
+    try:
+        with open("/sys/module/fuse/parameters/enable_uring") as p:
+            return p.read().strip() == "Y"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not uring_available(), reason="FUSE io_uring is off "
+                    "(/sys/module/fuse/parameters/enable_uring)")
+def test_refused_for_an_io_uring_mount(served):
+    f, mp = served(transport="uring")
+    old = server_of(f)
+    rc, line, _ = restart(mp)
+    assert rc == 1, line
+    assert "is served over io_uring; a takeover needs transport: " \
+        "{mode: devfuse}" in line, line
+    assert server_of(f) == old
+    os.stat(mp)
+
+
+@pytest.mark.parametrize("step", ["new-start", "new-loaded"])
+def test_new_server_killed_before_the_point_of_no_return(served, step):
+    f, mp = served(env={"FRING_TEST_TAKEOVER_DIE": step})
+    with open(os.path.join(mp, "kept"), "w") as w:
+        w.write("kept")
+    old = server_of(f)
+    rc, line, took = restart(mp)
+    assert rc == 1 and "the new server died" in line, line
+    assert "pid %d still serves" % old in line, line
+    assert took < RESTART_BOUND
+    assert server_of(f) == old
+    with open(os.path.join(mp, "kept")) as r:
+        assert r.read() == "kept"
+    with open(os.path.join(mp, "after"), "w") as w:
+        w.write("y")
+
+
+def test_new_server_killed_after_the_point_of_no_return_is_replaced(served):
+    f, mp = served(env={"FRING_TEST_TAKEOVER_DIE": "new-go"})
+    with open(os.path.join(mp, "kept"), "w") as w:
+        w.write("kept")
+    rc, line, took = restart(mp)
+    assert rc == 0 and "fring: restart: ok: " in line, (line, f.log())
+    assert "starting another new server" in f.log()
+    assert took < RESTART_BOUND
+    with open(os.path.join(mp, "kept")) as r:
+        assert r.read() == "kept"
+
+
+def test_old_server_killed_after_it_handed_its_state_over(served):
+    f, mp = served(env={"FRING_TEST_TAKEOVER_DIE": "old-saved"})
+    with open(os.path.join(mp, "kept"), "w") as w:
+        w.write("kept")
+    rc, line, took = restart(mp)
+    assert rc == 0, (line, f.log())
+    assert took < RESTART_BOUND
+    with open(os.path.join(mp, "kept")) as r:
+        assert r.read() == "kept"
+
+
+def test_old_server_killed_before_its_state_is_aborted_cleanly(served):
+    f, mp = served(env={"FRING_TEST_TAKEOVER_DIE": "old-paused"})
+    fd = os.open(os.path.join(mp, "held"), os.O_CREAT | os.O_RDWR, 0o644)
+    rc, line, took = restart(mp)
+    assert rc == 1, line
+    assert "connections are aborted (ENOTCONN)" in line, line
+    assert took < RESTART_BOUND
+    for op in (lambda: os.listdir(mp), lambda: os.pwrite(fd, b"x", 0)):
+        with pytest.raises(OSError) as e:
+            op()
+        assert e.value.errno in (errno.ENOTCONN, errno.ECONNABORTED), e.value
+    try:
+        os.close(fd)
+    except OSError as e:  # the FLUSH of an aborted connection
+        assert e.errno == errno.ENOTCONN
+    assert f.proc.wait(10) == 1  # the supervisor has nothing left to serve
+    assert "aborted the connection of %s" % mp in f.log()
+
+
+INIT_RE = re.compile(r"(?:adopted INIT: )?FUSE 7\.(\d+) \(kernel [\d.]+\), "
+                     r"want (0x[0-9a-f]+) of (0x[0-9a-f]+), max_write (\d+)")
+
+
+def test_new_server_keeps_the_kernels_init_state(served):
+    f, mp = served()
+    for _ in range(2):
+        rc, line, _ = restart(mp)
+        assert rc == 0, line
+    log = f.log()
+    first = [m.groups() for m in INIT_RE.finditer(log)
+             if "adopted" not in m.group(0)]
+    adopted = [m.groups() for m in INIT_RE.finditer(log)
+               if "adopted" in m.group(0)]
+    assert len(first) == 1 and len(adopted) == 2, log
+    assert adopted == first * 2
+    # a write of max_write bytes goes through in one piece as before
+    data = os.urandom(int(first[0][3]))
+    with open(os.path.join(mp, "big"), "wb") as w:
+        w.write(data)
+    with open(os.path.join(mp, "big"), "rb") as r:
+        assert r.read() == data
