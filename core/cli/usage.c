@@ -52,6 +52,15 @@ static const struct {
 	  "behind), the fuse module's parameters, capabilities, RLIMIT_MEMLOCK,\n"
 	  "CPUs and NUMA nodes, and what each transport key's auto picks here.\n"
 	  "  --json  one JSON object: {GROUP: {NAME: {value, why}}}\n" },
+	{ "stats",
+	  "usage: fring stats [MOUNTPOINT] [--json] [--watch SECONDS]\n"
+	  "\n"
+	  "Live statistics of a serving mount (of each, without MOUNTPOINT),\n"
+	  "asked on its control socket: requests, errors and latency per opcode,\n"
+	  "bytes, pool buffers, zero-copy, busy-poll, placement, requests in\n"
+	  "flight; per mount and per queue. Root or the serving uid only.\n"
+	  "  --json             JSON (fring(1), STATISTICS); an array without MOUNTPOINT\n"
+	  "  --watch SECONDS    print again every SECONDS until interrupted\n" },
 	{ "help",
 	  "usage: fring help [COMMAND]\n"
 	  "\n"
@@ -76,6 +85,8 @@ void cli_usage(FILE *f)
 	      "  plugins [-v]          list the plugins on the search path (-v: and\n"
 	      "                        their options)\n"
 	      "  probe [--json]        what this machine offers a FUSE server\n"
+	      "  stats [MOUNTPOINT] [--json] [--watch SECONDS]\n"
+	      "                        live statistics of serving mounts\n"
 	      "  help [COMMAND]        this text, or one command's (also COMMAND --help)\n"
 	      "  --version             print the version\n"
 	      "\n"
