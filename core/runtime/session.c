@@ -283,7 +283,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 	if (!ret)
 		ret = fring_transports_precheck(&s->ts, err);
 	if (!ret && s->stats.enabled)
-		ret = fring_stats_server_start(s, &s->stats, &s->stats_srv, err);
+		ret = fring_stats_server_start(s, s->mountpoint, &s->stats, &s->stats_srv, err);
 	if (ret)
 		return ret;
 	mo.default_permissions = fring_features_default_permissions(

@@ -17,7 +17,6 @@
 
 #include "../base/ctl_sock.h"
 #include "../base/log.h"
-#include "session.h"
 #include "stats_snap.h"
 
 struct fring_stats_server {
@@ -177,12 +176,11 @@ fail:
 	return -errno;
 }
 
-int fring_stats_server_start(const struct fring_session *s,
+int fring_stats_server_start(const struct fring_session *s, const char *mp,
 			     const struct fring_cfg_stats *cfg,
 			     struct fring_stats_server **out, char **err)
 {
 	struct fring_stats_server *sv = calloc(1, sizeof(*sv));
-	const char *mp = fring_session_mountpoint(s);
 	char path[108] = "";
 	int rc;
 

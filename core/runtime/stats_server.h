@@ -16,7 +16,7 @@ struct fring_stats_server;
 /* Listen (before the mount: a Prometheus address that cannot be bound is
  * an error, with nothing mounted; a control socket that cannot be made is
  * a warning). Answers "not serving" until fring_stats_server_serving. */
-int fring_stats_server_start(const struct fring_session *s,
+int fring_stats_server_start(const struct fring_session *s, const char *mp,
 			     const struct fring_cfg_stats *cfg,
 			     struct fring_stats_server **out, char **err);
 void fring_stats_server_serving(struct fring_stats_server *sv);
