@@ -73,6 +73,10 @@ def parser():
                         "passthrough option kernel_passthrough=true (the kernel serves "
                         "read/write from the backing file; compare with a server in "
                         "its own kernel-passthrough mode)")
+    p.add_argument("--fring-stats-off", action="store_true",
+                   help="also measure fring-uring-nostats and fring-devfuse-nostats: "
+                        "the same mounts with stats: { enabled: false } (no latency "
+                        "histograms), to price the statistics")
     p.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3)")
     p.add_argument("--runtime", type=int, default=None,
                    help="seconds per fio job (default 10)")
@@ -160,6 +164,11 @@ def make_targets(args):
     if args.fring_kernel_passthrough:
         targets.append(FringTarget("fring-uring-kp", args.fring, "uring", tr,
                                    op + [("kernel_passthrough", "true")]))
+    if args.fring_stats_off:
+        targets.append(FringTarget("fring-uring-nostats", args.fring, "uring", tr, op,
+                                   stats_off=True))
+        targets.append(FringTarget("fring-devfuse-nostats", args.fring, "devfuse", tr,
+                                   op, stats_off=True))
     for e in args.extra:
         name, _, cmd = e.partition("=")
         targets.append(ExtraTarget(name.strip(), cmd.strip()))

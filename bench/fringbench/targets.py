@@ -77,8 +77,9 @@ class FringTarget(Target):
     kind = "fring"
 
     def __init__(self, name, build_dir, transport, transport_extra=(), plugin_extra=(),
-                 ready_timeout=READY_TIMEOUT):
+                 ready_timeout=READY_TIMEOUT, stats_off=False):
         super().__init__(name, ready_timeout)
+        self.stats_off = stats_off
         self.build_dir = build_dir
         self.transport = transport
         self.transport_extra = list(transport_extra)
@@ -91,9 +92,10 @@ class FringTarget(Target):
         self.fring = os.path.join(build_dir, "bin", "fring")
 
     def describe(self):
-        return "`%s run CONFIG`: plugin passthrough%s, transport { mode: %s%s }" % (
+        return "`%s run CONFIG`: plugin passthrough%s, transport { mode: %s%s }%s" % (
             self.fring, "".join(", %s=%s" % kv for kv in self.plugin_extra),
-            self.transport, "".join(", %s: %s" % kv for kv in self.transport_extra))
+            self.transport, "".join(", %s: %s" % kv for kv in self.transport_extra),
+            ", stats { enabled: false }" if self.stats_off else "")
 
     def start(self, src, mnt, logpath):
         if not os.access(self.fring, os.X_OK):
@@ -105,10 +107,11 @@ class FringTarget(Target):
                     "  - mountpoint: %s\n"
                     "    plugin: passthrough\n"
                     "    options: { source: %s%s }\n"
-                    "    transport: { mode: %s%s }\n"
+                    "    transport: { mode: %s%s }\n%s"
                     % (json.dumps(mnt), json.dumps(src),
                        "".join(", %s: %s" % kv for kv in self.plugin_extra), self.transport,
-                       "".join(", %s: %s" % kv for kv in self.transport_extra)))
+                       "".join(", %s: %s" % kv for kv in self.transport_extra),
+                       "    stats: { enabled: false }\n" if self.stats_off else ""))
         env = dict(os.environ)
         plugdir = os.path.join(self.build_dir, "lib", "fring", "plugins")
         env["FRING_PLUGIN_PATH"] = plugdir + (

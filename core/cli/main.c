@@ -44,6 +44,7 @@ int main(int argc, char **argv)
 		{ "plugins", cmd_plugins },
 		{ "probe", cmd_probe },
 		{ "restart", cmd_restart },
+		{ "stats", cmd_stats },
 	};
 
 	/* Read FRING_LOG now, so a misspelt level is reported even by a

@@ -61,6 +61,15 @@ static const struct {
 	  "working directories and mmaps stay. /dev/fuse mounts only. Prints one\n"
 	  "line; exit status 0 when the new process serves, 1 when the takeover\n"
 	  "was refused (the old process still serves) or failed.\n" },
+	{ "stats",
+	  "usage: fring stats [MOUNTPOINT] [--json] [--watch SECONDS]\n"
+	  "\n"
+	  "Live statistics of a serving mount (of each, without MOUNTPOINT),\n"
+	  "asked on its control socket: requests, errors and latency per opcode,\n"
+	  "bytes, pool buffers, zero-copy, busy-poll, placement, requests in\n"
+	  "flight; per mount and per queue. Root or the serving uid only.\n"
+	  "  --json             JSON (fring(1), STATISTICS); an array without MOUNTPOINT\n"
+	  "  --watch SECONDS    print again every SECONDS until interrupted\n" },
 	{ "help",
 	  "usage: fring help [COMMAND]\n"
 	  "\n"
@@ -87,6 +96,8 @@ void cli_usage(FILE *f)
 	      "  probe [--json]        what this machine offers a FUSE server\n"
 	      "  restart CONFIG|MOUNTPOINT\n"
 	      "                        a new serving process takes the mounts over\n"
+	      "  stats [MOUNTPOINT] [--json] [--watch SECONDS]\n"
+	      "                        live statistics of serving mounts\n"
 	      "  help [COMMAND]        this text, or one command's (also COMMAND --help)\n"
 	      "  --version             print the version\n"
 	      "\n"

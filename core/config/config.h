@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* A flattened plugin option: maps become dotted keys, lists repeat the key,
  * lists of maps become key.N.sub. value is the scalar's source text. */
@@ -60,6 +61,13 @@ struct fring_cfg_transport {
 int fring_cfg_unused_over_devfuse(const struct fring_cfg_transport *t,
 				  char *buf, size_t len);
 
+/* stats: live statistics of the mount (fring stats, Prometheus). */
+struct fring_cfg_stats {
+	int enabled;      /* latency histograms, request ages, the socket */
+	char *prometheus; /* "HOST:PORT" to serve /metrics on, or NULL */
+	struct fring_cfg_at at_prometheus;
+};
+
 struct fring_cfg_mount {
 	char *mountpoint;
 	char *plugin;
@@ -72,6 +80,7 @@ struct fring_cfg_mount {
 	int trust_plugin_permissions; /* allow_other without default_permissions */
 	char *fsname, *subtype;        /* NULL if unset */
 	struct fring_cfg_transport transport;
+	struct fring_cfg_stats stats;
 };
 
 struct fring_config {
@@ -93,6 +102,11 @@ void fring_cfg_mount_free(struct fring_cfg_mount *m);
 
 /* Defaults for a transport section. */
 void fring_cfg_transport_defaults(struct fring_cfg_transport *t);
+void fring_cfg_stats_defaults(struct fring_cfg_stats *s);
+/* "HOST:PORT" (IPv4, or [IPv6]; port 1..65535) as a socket address;
+ * -EINVAL if it is none (stats.prometheus). */
+int fring_cfg_listen_addr(const char *text, struct sockaddr_storage *out,
+			  socklen_t *len);
 
 /* The schema's own parsers for callers without a YAML file (the embed
  * API, the CLI): the same words, checks and messages.

@@ -48,7 +48,7 @@ yaml_node_t *cfg_get(struct cfg_ctx *c, yaml_node_t *map, const char *key,
 int cfg_strdup(struct cfg_ctx *c, yaml_node_t *n, const char *what, char **out);
 
 /* The file's mappings; each key of one is a row of cfg_keys[]. */
-enum cfg_section { CFG_TOP, CFG_MOUNT, CFG_TRANSPORT, CFG_BUFPOOL };
+enum cfg_section { CFG_TOP, CFG_MOUNT, CFG_TRANSPORT, CFG_BUFPOOL, CFG_STATS };
 
 struct cfg_key;
 /* Parses value `v` of key `k` into the section's struct `base`; an
@@ -96,7 +96,8 @@ extern const char *const cfg_tristate_words[];
 extern const char *const cfg_mode_words[];
 /* and of their own (config_mount.c, config_transport.c, config_load.c). */
 cfg_parse_fn cfg_key_mounts, cfg_key_string, cfg_key_options,
-	cfg_key_mount_options, cfg_key_transport, cfg_key_bufpool, cfg_key_cpus;
+	cfg_key_mount_options, cfg_key_transport, cfg_key_bufpool, cfg_key_cpus,
+	cfg_key_stats, cfg_key_listen;
 
 int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 		    struct fring_cfg_mount *m);

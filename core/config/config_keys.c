@@ -18,6 +18,7 @@
 #define T_AT(f) .at = offsetof(struct fring_cfg_transport, f)
 #define M(f) FIELD(struct fring_cfg_mount, f)
 #define M_AT(f) .at = offsetof(struct fring_cfg_mount, f)
+#define S(f) FIELD(struct fring_cfg_stats, f)
 
 static const char *const placement_words[] = { "auto", "local", NULL };
 
@@ -50,6 +51,10 @@ const struct cfg_key cfg_keys[] = {
 	{ "transport", CFG_MOUNT, cfg_key_transport, M(transport), .type = "map",
 	  .dflt = "all defaults",
 	  .doc = "how the mount is served: the `transport.*` keys" },
+	{ "stats", CFG_MOUNT, cfg_key_stats, M(stats), .type = "map",
+	  .dflt = "all defaults",
+	  .doc = "live statistics (`fring stats`, Prometheus): the `stats.*` "
+		 "keys" },
 	{ "mode", CFG_TRANSPORT, cfg_key_words, T(mode), T_AT(at_mode),
 	  .words = cfg_mode_words, .def = FRING_MODE_AUTO,
 	  .doc = "`auto` uses FUSE-over-io_uring when the kernel offers it, "
@@ -115,6 +120,16 @@ const struct cfg_key cfg_keys[] = {
 	  .words = cfg_tristate_words, .def = FRING_AUTO, .uring_only = 1,
 	  .doc = "whether to trust the provisional `FUSE_URING_REDUCED_Q` "
 		 "(INIT bit 44) and register fewer queues than CPUs" },
+	{ "enabled", CFG_STATS, cfg_key_bool, S(enabled), .def = 1,
+	  .doc = "latency per opcode, request ages and the control socket "
+		 "`fring stats` asks; `false` keeps only the plain counters" },
+	{ "prometheus", CFG_STATS, cfg_key_listen, S(prometheus),
+	  .at = offsetof(struct fring_cfg_stats, at_prometheus),
+	  .expect = "an address HOST:PORT such as 127.0.0.1:9464 (HOST an "
+		    "IPv4 address or [IPv6 address])",
+	  .type = "string `HOST:PORT` (IPv4 or `[IPv6]`)", .dflt = "none (off)",
+	  .doc = "serve the statistics in the Prometheus text format on "
+		 "`http://HOST:PORT/metrics`" },
 };
 const size_t cfg_nr_keys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
 _Static_assert(sizeof(cfg_keys) / sizeof(cfg_keys[0]) <= 64,
@@ -127,6 +142,14 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 		if ((cfg_keys[i].section == CFG_TRANSPORT ||
 		     cfg_keys[i].section == CFG_BUFPOOL) && cfg_keys[i].def)
 			cfg_key_store(t, &cfg_keys[i], cfg_keys[i].def);
+}
+
+void fring_cfg_stats_defaults(struct fring_cfg_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < cfg_nr_keys; i++)
+		if (cfg_keys[i].section == CFG_STATS && cfg_keys[i].def)
+			cfg_key_store(s, &cfg_keys[i], cfg_keys[i].def);
 }
 
 int fring_cfg_unused_over_devfuse(const struct fring_cfg_transport *t,

@@ -24,6 +24,7 @@ void fring_cfg_mount_free(struct fring_cfg_mount *m)
 	free(m->fsname);
 	free(m->subtype);
 	free(m->transport.cpus);
+	free(m->stats.prometheus);
 }
 
 /* A required, non-empty string (a missing one is said by the caller). */
@@ -162,6 +163,7 @@ int cfg_parse_mount(struct cfg_ctx *c, yaml_node_t *n, size_t index,
 	int rc;
 
 	fring_cfg_transport_defaults(&m->transport);
+	fring_cfg_stats_defaults(&m->stats);
 	m->line = (unsigned)n->start_mark.line + 1;
 	m->column = (unsigned)n->start_mark.column + 1;
 	snprintf(what, sizeof(what), "mount %zu", index);

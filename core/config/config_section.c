@@ -15,6 +15,7 @@ static const struct {
 	[CFG_MOUNT] = { "", "in mount" },
 	[CFG_TRANSPORT] = { "transport.", "in transport" },
 	[CFG_BUFPOOL] = { "transport.bufpool.", "in transport.bufpool" },
+	[CFG_STATS] = { "stats.", "in stats" },
 };
 
 const char *cfg_key_path(const struct cfg_key *k, char *buf, size_t len)

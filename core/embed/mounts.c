@@ -97,6 +97,7 @@ static int create_session(const struct fring_cfg_mount *cm, const char *file,
 	p.fsname = cm->fsname;
 	p.subtype = cm->subtype;
 	p.transport = cm->transport;
+	p.stats = cm->stats;
 	fring_log_capture_start(&cap);
 	rc = fring_session_new(&p, &out->s, &msg);
 	if (rc == 0) {

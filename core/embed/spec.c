@@ -58,6 +58,7 @@ static int fill(const struct fring_mount_spec *sp, struct fring_cfg_mount *cm,
 	int rc;
 
 	fring_cfg_transport_defaults(&cm->transport);
+	fring_cfg_stats_defaults(&cm->stats);
 	rc = fring_cfg_parse_mode(mode ? mode : "auto", &cm->transport.mode, err);
 	if (rc < 0)
 		return rc;

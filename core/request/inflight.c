@@ -171,3 +171,17 @@ struct fring_request *fring_inflight_pop(struct fring_inflight *t)
 	}
 	return NULL;
 }
+
+uint64_t fring_inflight_oldest(struct fring_inflight *t)
+{
+	uint64_t oldest = 0;
+
+	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++) {
+		pthread_mutex_lock(&t->b[i].lock);
+		for (struct fring_request *r = t->b[i].head; r; r = r->hnext)
+			if (r->t0_ns && (!oldest || r->t0_ns < oldest))
+				oldest = r->t0_ns;
+		pthread_mutex_unlock(&t->b[i].lock);
+	}
+	return oldest;
+}

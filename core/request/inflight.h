@@ -57,5 +57,8 @@ void fring_inflight_take_pending(struct fring_inflight *t,
 struct fring_request *fring_inflight_lock_find(struct fring_inflight *t,
 					       uint64_t unique);
 void fring_inflight_unlock(struct fring_inflight *t, uint64_t unique);
+/* The earliest fring_req.t0_ns of the requests in the table (0: none
+ * timed). For statistics: locks each bucket in turn. */
+uint64_t fring_inflight_oldest(struct fring_inflight *t);
 
 #endif /* FRING_INFLIGHT_H */

@@ -131,6 +131,9 @@ struct fring_request {
 
 	uint64_t unique;
 	uint64_t nodeid;
+	/* When dispatch took it (CLOCK_MONOTONIC ns), with statistics on;
+	 * else 0. For its latency and, in flight, its age. */
+	uint64_t t0_ns;
 	uint32_t opcode;
 	uint32_t uid, gid, pid;
 	uint32_t in_len; /* fuse_in_header.len, for messages */

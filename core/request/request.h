@@ -21,6 +21,7 @@
 
 #include "expiry.h"
 #include "inflight.h"
+#include "latency.h"
 #include "req.h"
 #include "stats.h"
 
@@ -30,11 +31,16 @@
 struct fring_reqs {
 	const char *name; /* log prefix: the mountpoint */
 	struct fring_stats stats[FRING_STAT_SHARDS];
+	/* Latency per shard (as stats), NULL with statistics off: then no
+	 * clock is read per request. */
+	struct fring_lat *lat;
 	struct fring_inflight inflight;
 	struct fring_expiry expiry; /* interrupt deadlines */
 };
 
 void fring_reqs_init(struct fring_reqs *rq, const char *name);
+/* Statistics on: latency histograms and request ages. -ENOMEM. */
+int fring_reqs_enable_latency(struct fring_reqs *rq);
 void fring_reqs_destroy(struct fring_reqs *rq);
 
 /* Drop the reference the calling thread's fring_req_claim took on r, if

@@ -4,22 +4,30 @@
 
 #include <string.h>
 
+#define LD(f) atomic_load_explicit(&s->f, memory_order_relaxed)
+
+void fring_stats_add(struct fring_stats *out, const struct fring_stats *s)
+{
+	for (unsigned op = 0; op <= FUSE_OPCODE_MAX; op++) {
+		out->requests[op] += LD(requests[op]);
+		out->op_errors[op] += LD(op_errors[op]);
+	}
+	out->replies += LD(replies);
+	out->errors += LD(errors);
+	out->malformed += LD(malformed);
+	out->interrupts += LD(interrupts);
+	out->misuse += LD(misuse);
+	out->send_failures += LD(send_failures);
+	out->bytes_read += LD(bytes_read);
+	out->bytes_written += LD(bytes_written);
+	out->outstanding += LD(outstanding);
+}
+
 void fring_stats_sum(const struct fring_stats *shards, struct fring_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (unsigned i = 0; i < FRING_STAT_SHARDS; i++) {
-		const struct fring_stats *s = &shards[i];
-
-		for (unsigned op = 0; op <= FUSE_OPCODE_MAX; op++)
-			out->requests[op] += atomic_load(&s->requests[op]);
-		out->replies += atomic_load(&s->replies);
-		out->errors += atomic_load(&s->errors);
-		out->malformed += atomic_load(&s->malformed);
-		out->interrupts += atomic_load(&s->interrupts);
-		out->misuse += atomic_load(&s->misuse);
-		out->send_failures += atomic_load(&s->send_failures);
-		out->outstanding += atomic_load(&s->outstanding);
-	}
+	for (unsigned i = 0; i < FRING_STAT_SHARDS; i++)
+		fring_stats_add(out, &shards[i]);
 }
 
 long fring_stats_outstanding(const struct fring_stats *shards)
@@ -28,5 +36,15 @@ long fring_stats_outstanding(const struct fring_stats *shards)
 
 	for (unsigned i = 0; i < FRING_STAT_SHARDS; i++)
 		n += atomic_load(&shards[i].outstanding);
+	return n;
+}
+
+uint64_t fring_stats_requests(const struct fring_stats *st)
+{
+	uint64_t n = 0;
+
+	for (unsigned op = 0; op <= FUSE_OPCODE_MAX; op++)
+		n += atomic_load_explicit(&st->requests[op],
+					  memory_order_relaxed);
 	return n;
 }

@@ -120,10 +120,9 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_request *r,
 	r->gid = in->gid;
 	r->pid = in->pid;
 	r->in_len = in->len;
-	FRING_STAT_INC(
-		&dx->rq, r->queue,
-		requests[in->opcode < FUSE_OPCODE_MAX ? in->opcode
-						      : FUSE_OPCODE_MAX]);
+	FRING_STAT_INC(&dx->rq, r->queue, requests[fring_stat_op(in->opcode)]);
+	if (dx->rq.lat)
+		r->t0_ns = fring_lat_now();
 
 	ret = fring_decode(in, arg, arglen, payload, paylen, &dx->conn, &r->d);
 	/* Zero-copied WRITE: paylen counts the client's pages, which are not

@@ -21,6 +21,7 @@
 #include "../transport/kernel_probe.h"
 #include "features.h"
 #include "init.h"
+#include "stats_server.h"
 
 static const char *plugin_name(const struct fring_session *s)
 {
@@ -162,6 +163,8 @@ int fring_session_new(const struct fring_session_params *p,
 	s->nr_threads = p->nr_threads;
 	s->transport = p->transport;
 	s->transport.cpus = dup_or_null(p->transport.cpus, &oom);
+	s->stats = p->stats;
+	s->stats.prometheus = dup_or_null(p->stats.prometheus, &oom);
 	pthread_mutex_init(&s->lock, NULL);
 	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (oom || s->done_fd < 0 ||
@@ -169,6 +172,11 @@ int fring_session_new(const struct fring_session_params *p,
 				p->mountpoint)) {
 		*err = fring_strf("out of resources creating the session: %s",
 				  strerror(oom ? ENOMEM : errno));
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (s->stats.enabled && fring_reqs_enable_latency(&s->dx.rq)) {
+		*err = fring_strf("out of memory for the statistics");
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -276,14 +284,19 @@ int fring_session_mount(struct fring_session *s, char **err)
 	ret = check_mountpoint(s->mountpoint, err);
 	if (!ret)
 		ret = fring_transports_precheck(&s->ts, err);
+	if (!ret && s->stats.enabled)
+		ret = fring_stats_server_start(s, s->mountpoint, &s->stats, &s->stats_srv, err);
 	if (ret)
 		return ret;
 	mo.default_permissions = fring_features_default_permissions(
 		&s->plugin->desc, s->mountpoint, s->default_permissions,
 		s->allow_other, s->trust_plugin_permissions);
 	ret = fring_kmount_open(s->mountpoint, &mo, &fd, &s->km, err);
-	if (ret)
+	if (ret) {
+		fring_stats_server_stop(s->stats_srv);
+		s->stats_srv = NULL;
 		return ret;
+	}
 	s->conn_id = fring_fusectl_id(s->mountpoint);
 	s->dx.mount.fuse_fd = fd;
 
@@ -312,6 +325,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 		return ret;
 	}
 	s->mounted = 1;
+	fring_stats_server_serving(s->stats_srv);
 	if (!fring_transports_rings(&s->ts))
 		fring_session_note_unused_keys(s);
 	fring_transports_log(&s->ts, s->init.max_write);
@@ -334,6 +348,7 @@ void fring_session_free(struct fring_session *s)
 	pthread_mutex_destroy(&s->lock);
 	free(s->mountpoint);
 	free(s->transport.cpus);
+	free(s->stats.prometheus);
 	free(s->fsname);
 	free(s->subtype);
 	free(s->config_file);

@@ -30,6 +30,7 @@ struct fring_session_params {
 	int trust_plugin_permissions;
 	const char *fsname, *subtype; /* may be NULL */
 	struct fring_cfg_transport transport;
+	struct fring_cfg_stats stats;
 	unsigned nr_threads; /* /dev/fuse worker threads, 0 = default */
 };
 

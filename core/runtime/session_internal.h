@@ -22,6 +22,8 @@ struct fring_session {
 	int default_permissions, allow_other, ro, trust_plugin_permissions;
 	unsigned nr_threads;
 	struct fring_cfg_transport transport;
+	struct fring_cfg_stats stats; /* prometheus: our copy */
+	struct fring_stats_server *stats_srv; /* while mounted */
 	struct fring_loaded_plugin *plugin;
 
 	struct fring_dispatch dx;

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "session.h"
 #include "session_internal.h"
+#include "stats_server.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -62,6 +63,8 @@ void fring_session_close(struct fring_session *s)
 /* Undo a half-done mount: the unmount ends any started thread. */
 void fring_session_rollback(struct fring_session *s)
 {
+	fring_stats_server_stop(s->stats_srv);
+	s->stats_srv = NULL;
 	fring_kmount_unmount(s->km);
 	/* io_uring: after the unmount its entries are gone (-ENOTCONN). */
 	if (fring_session_join(s, STOP_JOIN_MS))
@@ -186,6 +189,9 @@ void fring_session_stop(struct fring_session *s)
 	}
 	s->stopped = 1;
 	pthread_mutex_unlock(&s->lock);
+	/* First: it reads the transports the stop frees. */
+	fring_stats_server_stop(s->stats_srv);
+	s->stats_srv = NULL;
 
 	if (s->mounted) {
 		flush_writeback(s);

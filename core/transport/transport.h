@@ -31,6 +31,18 @@ struct fring_serve {
 struct fring_transport;
 
 /* A started transport, as the session's stop path drives it. */
+/* One queue's transport counters (fring stats, and the log at stop reads
+ * the same ones). */
+struct fring_tq_stats {
+	uint32_t qid;
+	uint64_t requests;
+	uint64_t pool_bufs, pool_in_use;
+	uint64_t pool_waits; /* the pool's last buffer taken: payloads wait */
+	uint64_t zc_reads, zc_writes;
+	uint64_t zc_fallbacks; /* copied by the kernel, or refused */
+	uint64_t polls, poll_ns;
+};
+
 struct fring_transport_ops {
 	const char *name; /* "devfuse", "uring" */
 	/* After the unmount (or an abort): wait up to timeout_ms for the
@@ -41,6 +53,11 @@ struct fring_transport_ops {
 	unsigned (*cancel)(struct fring_transport *t);
 	/* One FRING_LOG=debug summary of the transport's counters. */
 	void (*log_stats)(struct fring_transport *t, const char *name);
+	/* Optional: the counters of its queues, for statistics (any thread,
+	 * while it serves): up to max into q, the number of queues returned;
+	 * *placement_changes the times its threads moved. */
+	unsigned (*stats)(struct fring_transport *t, struct fring_tq_stats *q,
+			  unsigned max, uint64_t *placement_changes);
 	/* Free everything; only once no request it served is outstanding. */
 	void (*free)(struct fring_transport *t);
 };

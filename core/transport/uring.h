@@ -166,6 +166,8 @@ struct fring_uring_stats {
 				 * (payload requests then wait in the kernel) */
 	uint64_t polls;         /* busy-polls begun (the queue ran dry) */
 	uint64_t polls_cut;     /* ...ended early: a yield let another task run */
+	uint64_t poll_ns;       /* time spent busy-polling */
+	uint64_t pool_in_use;   /* pool buffers held now */
 };
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
 		      struct fring_uring_stats *out);

@@ -373,6 +373,8 @@ int uring_pool_locate(struct uring_ent *e, uint32_t opcode, uint32_t psz)
 	ctr_inc(&q->ctr.pool_hits);
 	if (++q->pool_busy == q->pool_bufs)
 		ctr_inc(&q->ctr.pool_full);
+	atomic_store_explicit(&q->ctr.pool_in_use, q->pool_busy,
+			      memory_order_relaxed);
 	return 0;
 }
 
@@ -382,6 +384,8 @@ void uring_pool_release(struct uring_ent *e)
 		return;
 	e->pool_held = 0;
 	e->q->pool_busy--;
+	atomic_store_explicit(&e->q->ctr.pool_in_use, e->q->pool_busy,
+			      memory_order_relaxed);
 }
 
 /* Test-only (FRING_TEST_FIXED_FAULT=commit|register|addpool): the first

@@ -83,6 +83,8 @@ struct uring_counters {
 		inline_reads, inline_writes, io_errors, entries, wakeups,
 		pool_hits, pool_full, zc_reads, zc_writes, zc_copied,
 		zc_refused, zc_owner_plain, zc_owner_rmw, polls, polls_cut,
+		poll_ns,     /* time spent busy-polling */
+		pool_in_use, /* a gauge: pool_busy, published */
 		depth_sum; /* per arrival: the qid's requests then held (place.h) */
 };
 
@@ -188,7 +190,7 @@ struct uring_place {
 	int applied_kind;
 	uint64_t since_ns;             /* when the applied placement began */
 	uint64_t time_ns[2];           /* per enum fring_place_kind */
-	uint32_t changes;
+	_Atomic uint32_t changes;      /* read by statistics */
 	int growing;                   /* reduced queues: registering more
 					* (uring_grow.c) instead of moving threads */
 	struct fring_place_grow grow;

@@ -238,6 +238,7 @@ static void poll_briefly(struct uring_thread *t)
 		}
 		io_uring_get_events(&t->ring);
 	}
+	ctr_add(&t->queues[0].ctr.poll_ns, now_ns() - t->idle_since);
 }
 
 /* A CQE ended the idle time that began at idle_since: adapt the budget. */

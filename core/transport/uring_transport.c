@@ -330,6 +330,8 @@ static void add(struct fring_uring_stats *s, const struct uring_counters *c)
 	s->zc_owner_rmw += atomic_load_explicit(&c->zc_owner_rmw, memory_order_relaxed);
 	s->polls += atomic_load_explicit(&c->polls, memory_order_relaxed);
 	s->polls_cut += atomic_load_explicit(&c->polls_cut, memory_order_relaxed);
+	s->poll_ns += atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
+	s->pool_in_use += atomic_load_explicit(&c->pool_in_use, memory_order_relaxed);
 }
 
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,
@@ -381,9 +383,10 @@ void fring_uring_log_stats(const struct fring_uring *u, const char *name)
 		  (unsigned long long)t.inline_writes);
 	if (u->poll_ns)
 		fring_dbg("%s: uring: busy-poll: %llu polls, %llu given up "
-			  "because another task wanted the CPU", name,
-			  (unsigned long long)t.polls,
-			  (unsigned long long)t.polls_cut);
+			  "because another task wanted the CPU; %.3f s polling",
+			  name, (unsigned long long)t.polls,
+			  (unsigned long long)t.polls_cut,
+			  (double)t.poll_ns / 1e9);
 	if (u->pool_bufs)
 		fring_dbg("%s: uring: bufpool: %llu requests in pool buffers, "
 			  "pool full %llu times (%u buffers per qid)", name,
@@ -419,6 +422,33 @@ static void ut_log_stats(struct fring_transport *tp, const char *name)
 	fring_uring_log_stats((struct fring_uring *)tp, name);
 }
 
+static unsigned ut_stats(struct fring_transport *tp, struct fring_tq_stats *q,
+			 unsigned max, uint64_t *placement_changes)
+{
+	struct fring_uring *u = (struct fring_uring *)tp;
+	struct fring_uring_stats s;
+	unsigned n = 0;
+
+	*placement_changes = atomic_load_explicit(&u->place.changes,
+						  memory_order_relaxed);
+	for (uint32_t i = 0; i < u->nr_qids && n < max; i++, n++) {
+		fring_uring_stats(u, u->queues[i].qid, &s);
+		q[n] = (struct fring_tq_stats){
+			.qid = u->queues[i].qid,
+			.requests = s.requests,
+			.pool_bufs = u->pool_bufs,
+			.pool_in_use = s.pool_in_use,
+			.pool_waits = s.pool_full,
+			.zc_reads = s.zc_reads,
+			.zc_writes = s.zc_writes,
+			.zc_fallbacks = s.zc_copied + s.zc_refused,
+			.polls = s.polls,
+			.poll_ns = s.poll_ns,
+		};
+	}
+	return n;
+}
+
 static void ut_free(struct fring_transport *tp)
 {
 	fring_uring_free((struct fring_uring *)tp);
@@ -428,6 +458,7 @@ static const struct fring_transport_ops uring_transport_ops = {
 	.name = "uring",
 	.join = ut_join,
 	.log_stats = ut_log_stats,
+	.stats = ut_stats,
 	.free = ut_free,
 };
 
