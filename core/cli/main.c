@@ -43,6 +43,7 @@ int main(int argc, char **argv)
 		{ "check", cmd_check },
 		{ "plugins", cmd_plugins },
 		{ "probe", cmd_probe },
+		{ "new", cmd_new },
 	};
 
 	/* Read FRING_LOG now, so a misspelt level is reported even by a

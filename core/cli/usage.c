@@ -52,6 +52,13 @@ static const struct {
 	  "behind), the fuse module's parameters, capabilities, RLIMIT_MEMLOCK,\n"
 	  "CPUs and NUMA nodes, and what each transport key's auto picks here.\n"
 	  "  --json  one JSON object: {GROUP: {NAME: {value, why}}}\n" },
+	{ "new",
+	  "usage: fring new c|rust|python NAME [DIR]\n"
+	  "\n"
+	  "Make a plugin project in DIR (default ./NAME, which must not exist or\n"
+	  "be empty) from the SDK template of that language, renamed to NAME (a\n"
+	  "C identifier), with a README and a test.sh that mounts it; prints the\n"
+	  "commands that build, mount and test it.\n" },
 	{ "help",
 	  "usage: fring help [COMMAND]\n"
 	  "\n"
@@ -76,6 +83,8 @@ void cli_usage(FILE *f)
 	      "  plugins [-v]          list the plugins on the search path (-v: and\n"
 	      "                        their options)\n"
 	      "  probe [--json]        what this machine offers a FUSE server\n"
+	      "  new c|rust|python NAME [DIR]\n"
+	      "                        a new plugin project from the SDK templates\n"
 	      "  help [COMMAND]        this text, or one command's (also COMMAND --help)\n"
 	      "  --version             print the version\n"
 	      "\n"
