@@ -21,6 +21,7 @@ int cmd_plugins(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_restart(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_new(int argc, char **argv);
 
 /* Returned by a command's parser after --help printed its usage: the
  * command ends there, and fring exits 0. */

@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 		{ "probe", cmd_probe },
 		{ "restart", cmd_restart },
 		{ "stats", cmd_stats },
+		{ "new", cmd_new },
 	};
 
 	/* Read FRING_LOG now, so a misspelt level is reported even by a

@@ -70,6 +70,13 @@ static const struct {
 	  "flight; per mount and per queue. Root or the serving uid only.\n"
 	  "  --json             JSON (fring(1), STATISTICS); an array without MOUNTPOINT\n"
 	  "  --watch SECONDS    print again every SECONDS until interrupted\n" },
+	{ "new",
+	  "usage: fring new c|rust|python NAME [DIR]\n"
+	  "\n"
+	  "Make a plugin project in DIR (default ./NAME, which must not exist or\n"
+	  "be empty) from the SDK template of that language, renamed to NAME (a\n"
+	  "C identifier), with a README and a test.sh that mounts it; prints the\n"
+	  "commands that build, mount and test it.\n" },
 	{ "help",
 	  "usage: fring help [COMMAND]\n"
 	  "\n"
@@ -98,6 +105,8 @@ void cli_usage(FILE *f)
 	      "                        a new serving process takes the mounts over\n"
 	      "  stats [MOUNTPOINT] [--json] [--watch SECONDS]\n"
 	      "                        live statistics of serving mounts\n"
+	      "  new c|rust|python NAME [DIR]\n"
+	      "                        a new plugin project from the SDK templates\n"
 	      "  help [COMMAND]        this text, or one command's (also COMMAND --help)\n"
 	      "  --version             print the version\n"
 	      "\n"
