@@ -7,8 +7,9 @@
  * s3_meta.c    the inode table: key <-> node id, attributes with a TTL
  * s3_work.c    the worker threads that do all network I/O
  * s3_read.c    OPEN/READ by ranged GET, with readahead
- * s3_write.c   new files uploaded at release (PUT or multipart)
- * s3_ops.c     LOOKUP, GETATTR, directories, the modifying ops
+ * s3_upload.c  WRITE/FLUSH: a new body as one PUT or a multipart upload
+ * s3_change.c  CREATE, MKDIR, UNLINK, RMDIR, RENAME, SETATTR, refusals
+ * s3_ops.c     LOOKUP, GETATTR, directories
  * s3_creds.c   credentials: options, a credentials file, AWS_* env
  * s3_plugin.c  options, descriptor, lifecycle
  */
@@ -179,6 +180,8 @@ void s3_meta_destroy(struct s3_meta *m);
 struct s3_node *s3_node_get(struct s3_meta *m, uint64_t ino);
 struct s3_node *s3_node_find(struct s3_meta *m, const char *path);
 struct s3_node *s3_node_make(struct s3_meta *m, const char *path);
+/* n takes path (rename); a node that had it keeps only its id. */
+int s3_node_move(struct s3_meta *m, struct s3_node *n, const char *path);
 void s3_node_set(struct s3_node *n, bool dir, uint64_t size, int64_t mtime,
 		 uint64_t now_ns);
 bool s3_node_fresh(const struct s3_fs *fs, const struct s3_node *n,
@@ -204,7 +207,7 @@ int s3_submit(struct s3_fs *fs, s3_job_fn fn, void *arg);
 /* Answer r with the errno of a failed submit (its job never runs). */
 void s3_reply_submit_err(fring_req *r, int err);
 
-/* ---- s3_ops.c, s3_read.c, s3_write.c ---- */
+/* ---- s3_ops.c, s3_read.c, s3_upload.c, s3_change.c ---- */
 
 void s3_lookup(void *inst, fring_req *r, const struct fring_name_args *a);
 void s3_getattr(void *inst, fring_req *r, const struct fring_getattr_args *a);

@@ -219,3 +219,36 @@ char *s3_child_path(const char *dir, const char *name, size_t namelen)
 	p[dl + namelen] = '\0';
 	return p;
 }
+
+/* Unhook n from the path table (it keeps its id and path string). */
+static void unhash_path(struct s3_meta *m, struct s3_node *n)
+{
+	struct s3_node **pp = &m->by_path[hash_str(n->path) % m->buckets];
+
+	while (*pp && *pp != n)
+		pp = &(*pp)->path_next;
+	if (*pp)
+		*pp = n->path_next;
+	n->path_next = NULL;
+}
+
+int s3_node_move(struct s3_meta *m, struct s3_node *n, const char *path)
+{
+	struct s3_node *old = s3_node_find(m, path);
+	char *p = strdup(path);
+	size_t h;
+
+	if (!p)
+		return -ENOMEM;
+	/* The node that had the name is the replaced file: only its id
+	 * still reaches it. */
+	if (old && old != n)
+		unhash_path(m, old);
+	unhash_path(m, n);
+	free(n->path);
+	n->path = p;
+	h = hash_str(p) % m->buckets;
+	n->path_next = m->by_path[h];
+	m->by_path[h] = n;
+	return 0;
+}

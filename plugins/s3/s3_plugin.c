@@ -401,6 +401,8 @@ static struct fring_plugin s3_plugin = {
 	.init = s3_init,
 	.destroy = s3_destroy,
 	.ops = &s3_ops,
+	/* open starts a new body on O_TRUNC itself: no SETATTR size 0. */
+	.features = FRING_FEATURE_ATOMIC_O_TRUNC,
 };
 
 FRING_PLUGIN_DEFINE(s3_plugin)

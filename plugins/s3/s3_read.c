@@ -58,13 +58,13 @@ static bool wants_write(uint32_t flags)
 	return (flags & O_ACCMODE) != O_RDONLY;
 }
 
-/* Answer an OPEN of node (ino, path, size) known to exist as a file. */
-static void open_reply(struct s3_fs *fs, fring_req *r, uint64_t ino,
-		       const char *path, uint64_t size, uint32_t flags)
+void s3_open_reply(struct s3_fs *fs, fring_req *r, uint64_t ino,
+		   const char *path, uint64_t size, uint32_t flags,
+		   const struct fring_entry *created)
 {
 	struct s3_file *f = s3_file_new(ino, path, size);
 	struct fring_open_out o = { 0 };
-	int err = f ? 0 : -ENOMEM;
+	int err = f ? 0 : -ENOMEM, ret;
 
 	if (!err && wants_write(flags)) {
 		/* A whole new body only: S3 cannot change part of an object. */
@@ -76,13 +76,19 @@ static void open_reply(struct s3_fs *fs, fring_req *r, uint64_t ino,
 			err = s3_upload_begin(fs, f);
 	}
 	if (err) {
+		if (created)
+			s3_forget(fs, &(struct fring_forget_one){ ino, 1 }, 1);
 		s3_file_free(f);
 		fring_host->reply_err(r, err);
 		return;
 	}
 	o.fh = (uint64_t)(uintptr_t)f;
 	o.open_flags = f->up ? FRING_FOPEN_DIRECT_IO : 0;
-	if (fring_host->reply_open(r, &o) < 0) {
+	ret = created ? fring_host->reply_create(r, created, &o)
+		      : fring_host->reply_open(r, &o);
+	if (ret < 0) {
+		if (created)
+			s3_forget(fs, &(struct fring_forget_one){ ino, 1 }, 1);
 		s3_upload_drop(fs, f);
 		s3_file_free(f);
 	}
@@ -111,7 +117,7 @@ static void open_job(struct s3_fs *fs, CURL *c, void *arg)
 	if (err)
 		fring_host->reply_err(j->r, err);
 	else
-		open_reply(fs, j->r, j->ino, j->path, size, j->flags);
+		s3_open_reply(fs, j->r, j->ino, j->path, size, j->flags, NULL);
 	free(j);
 }
 
@@ -153,7 +159,7 @@ void s3_open(void *inst, fring_req *r, const struct fring_open_args *a)
 		if (err)
 			free(j);
 	} else if (!err) {
-		open_reply(fs, r, a->nodeid, path, size, a->flags);
+		s3_open_reply(fs, r, a->nodeid, path, size, a->flags, NULL);
 	}
 	if (err)
 		fring_host->reply_err(r, err);
@@ -262,8 +268,7 @@ void s3_release(void *inst, fring_req *r, const struct fring_release_args *a)
 	struct s3_fs *fs = inst;
 	struct s3_file *f = (struct s3_file *)(uintptr_t)a->fh;
 
-	/* FLUSH completed the upload; what is left here is a failed one. */
-	s3_upload_drop(fs, f);
-	s3_file_free(f);
+	if (!s3_upload_release(fs, f))
+		s3_file_free(f);
 	fring_host->reply_err(r, 0);
 }
