@@ -13,8 +13,9 @@
 # the s3 suite, tests/s3 (they install non-interactively and start no
 # daemon: their units are templates without instances, and the tests run
 # every daemon from a temporary directory with its own -c CONF),
-# clang-format: tests/tools/format_check.sh; the fuse module,
-# FUSE-over-io_uring.
+# clang-format: tests/tools/format_check.sh;
+# libcurl4-openssl-dev, libxml2-dev: plugins/s3 (SigV4 signing, listings);
+# the fuse module, FUSE-over-io_uring.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup: run as root" >&2; exit 1; }
 
@@ -23,7 +24,8 @@ packages=(cmake ninja-build gcc pkg-config libfuse3-dev fuse3 libyaml-dev
 	  fio stress-ng valgrind libtsan2 clang-14 libclang-rt-14-dev util-linux
 	  abigail-tools libclang1-14 scdoc man-db libsystemd-dev systemd
 	  qemu-system-x86 kmod busybox-static udev file
-	  ceph-mon ceph-mgr ceph-osd radosgw ceph-common clang-format)
+	  ceph-mon ceph-mgr ceph-osd radosgw ceph-common clang-format
+	  libcurl4-openssl-dev libxml2-dev)
 
 missing=()
 for p in "${packages[@]}"; do

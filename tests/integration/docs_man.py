@@ -17,7 +17,7 @@ MAN = os.path.join(ROOT, "man")
 BUILD = os.environ.get("FRING_BUILD_DIR", os.path.join(ROOT, "build"))
 FRING = os.path.join(BUILD, "bin", "fring")
 PAGES = ["fring.1", "fring.yaml.5", "fring-plugin.3", "fring-memfs.1",
-         "fring-passthrough.1", "fring-null.1"]
+         "fring-passthrough.1", "fring-null.1", "fring-s3.1"]
 
 
 def render(page, tmp_path):
