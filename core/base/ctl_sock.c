@@ -184,8 +184,9 @@ int fring_ctl_accept(struct fring_ctl_server *s)
 	close(fd);
 	fring_log_ratelimited("ctl_sock refused", FRING_LOG_WARN,
 			      "%s: refused a connection from pid %d uid %u "
-			      "(only root and uid %u may ask)", s->path,
-			      (int)cr.pid, (unsigned)cr.uid, (unsigned)s->owner);
+			      "(only root and uid %u may ask)",
+			      s->path, (int)cr.pid, (unsigned)cr.uid,
+			      (unsigned)s->owner);
 	return -EACCES;
 }
 
@@ -301,7 +302,8 @@ int fring_ctl_call(const char *path, const char *request, char **reply)
 	if (!rc)
 		rc = fring_ctl_read_all(fd, reply, NULL);
 	close(fd);
-	if (!rc && !strncmp(*reply, FRING_CTL_REFUSED, strlen(FRING_CTL_REFUSED)))
+	if (!rc &&
+	    !strncmp(*reply, FRING_CTL_REFUSED, strlen(FRING_CTL_REFUSED)))
 		rc = -EACCES;
 	return rc;
 }

@@ -34,17 +34,27 @@ struct lang {
 };
 
 static const struct lang langs[] = {
-	{ "c", "sdk-examples/c-hello",
-	  { "CMakeLists.txt", "Makefile", "hello.c" }, "%s from fring\n",
+	{ "c",
+	  "sdk-examples/c-hello",
+	  { "CMakeLists.txt", "Makefile", "hello.c" },
+	  "%s from fring\n",
 	  "cmake -S . -B build -DCMAKE_PREFIX_PATH=%s && cmake --build build",
-	  "build/%s.so", NULL },
-	{ "rust", "sdk-examples/rust-hello",
-	  { "Cargo.toml", "Cargo.lock", "src/lib.rs" }, "%s from Rust\n",
-	  "cargo build --release", "target/release/lib%s.so", NULL },
-	{ "python", "sdk-examples/python-hello", { "hello.py" },
+	  "build/%s.so",
+	  NULL },
+	{ "rust",
+	  "sdk-examples/rust-hello",
+	  { "Cargo.toml", "Cargo.lock", "src/lib.rs" },
+	  "%s from Rust\n",
+	  "cargo build --release",
+	  "target/release/lib%s.so",
+	  NULL },
+	{ "python",
+	  "sdk-examples/python-hello",
+	  { "hello.py" },
 	  "%s from Python\n",
 	  "PYTHONPATH=%s/bindings/python python3 -m fring.build_plugin plugin",
-	  "plugin/fring_python.so", "module" },
+	  "plugin/fring_python.so",
+	  "module" },
 };
 
 static char *dir_of(char *path)
@@ -91,7 +101,8 @@ static void rename_copy(FILE *out, const char *s, const char *name,
 		const char *repl = NULL;
 		size_t skip = 0;
 
-		if (!strncmp(s, "rust-hello", 10) || !strncmp(s, "hello-rust", 10)) {
+		if (!strncmp(s, "rust-hello", 10) ||
+		    !strncmp(s, "hello-rust", 10)) {
 			repl = name;
 			skip = 10;
 		} else if (!strncmp(s, "../../bindings/", 15)) {
@@ -149,14 +160,18 @@ static int mkdirs(const char *path)
 static int check_name(const char *name, char *why, size_t n)
 {
 	if (!*name || !(isalpha((unsigned char)*name) || *name == '_')) {
-		snprintf(why, n, "new: bad NAME '%s': it must start with a letter "
-			 "or '_' (a C identifier)", name);
+		snprintf(why, n,
+			 "new: bad NAME '%s': it must start with a letter "
+			 "or '_' (a C identifier)",
+			 name);
 		return -1;
 	}
 	for (const char *s = name; *s; s++)
 		if (!isalnum((unsigned char)*s) && *s != '_') {
-			snprintf(why, n, "new: bad NAME '%s': '%c' is not a letter, "
-				 "digit or '_' (a C identifier)", name, *s);
+			snprintf(why, n,
+				 "new: bad NAME '%s': '%c' is not a letter, "
+				 "digit or '_' (a C identifier)",
+				 name, *s);
 			return -1;
 		}
 	if (strlen(name) > 64) {
@@ -192,7 +207,8 @@ static int write_test(const char *dir, const char *exe, const char *obj,
 	f = fopen(p, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "#!/bin/sh\n# SPDX-License-Identifier: MIT\n"
+	fprintf(f,
+		"#!/bin/sh\n# SPDX-License-Identifier: MIT\n"
 		"# Mount the built plugin, check it answers, unmount (as root).\n"
 		"set -eu\nFRING=${FRING:-%s}\nmnt=$(mktemp -d)\nlog=$(mktemp)\n"
 		"$FRING mount %s \"$mnt\"%s >\"$log\" 2>&1 &\npid=$!\n"
@@ -202,8 +218,8 @@ static int write_test(const char *dir, const char *exe, const char *obj,
 		"kill -0 $pid || { cat \"$log\"; exit 1; }; sleep 0.1; done\n"
 		"[ \"$(ls \"$mnt\")\" = %s ] || { echo \"test: ls: $(ls \"$mnt\")\"; exit 1; }\n"
 		"[ \"$(cat \"$mnt/%s\")\" = '%.*s' ] || { echo 'test: wrong text'; exit 1; }\n"
-		"echo 'test: ok'\n", exe, obj, opts, name, name,
-		(int)strlen(text) - 1, text);
+		"echo 'test: ok'\n",
+		exe, obj, opts, name, name, (int)strlen(text) - 1, text);
 	return fclose(f) ? -errno : 0;
 }
 
@@ -217,7 +233,8 @@ static int write_readme(const char *dir, const char *lang, const char *name,
 	f = fopen(p, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "# %s: a fring plugin in %s\n\n"
+	fprintf(f,
+		"# %s: a fring plugin in %s\n\n"
 		"Made by `fring new` from fring's %s-hello template: a read-only\n"
 		"filesystem with one file, `%s`. Build, mount (Ctrl-C unmounts)\n"
 		"and test (as root):\n\n```sh\n%s\nmkdir -p %s\n%s\nsh test.sh\n```\n\n"
@@ -238,13 +255,16 @@ int cmd_new(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return cli_command_help("new");
 	if (argc < 3 || argc > 4)
-		return cli_command_usage_error("new", "new expects LANGUAGE NAME [DIR]");
+		return cli_command_usage_error(
+			"new", "new expects LANGUAGE NAME [DIR]");
 	for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]); i++)
 		if (!strcmp(argv[1], langs[i].name))
 			l = &langs[i];
 	if (!l) {
-		snprintf(why, sizeof(why), "new: unknown language '%.32s' "
-			 "(c, rust or python)", argv[1]);
+		snprintf(why, sizeof(why),
+			 "new: unknown language '%.32s' "
+			 "(c, rust or python)",
+			 argv[1]);
 		return cli_command_usage_error("new", why);
 	}
 	name = argv[2];
@@ -260,15 +280,18 @@ int cmd_new(int argc, char **argv)
 		return CLI_EXIT_ERR;
 	}
 	if (argc == 3)
-		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", name);
+		snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s",
+			 name);
 	rc = dir_usable(dir);
 	if (rc) {
 		fprintf(stderr, "fring: new: %s: %s\n", dir,
-			rc == -ENOTEMPTY ? "exists and is not empty" : strerror(-rc));
+			rc == -ENOTEMPTY ? "exists and is not empty"
+					 : strerror(-rc));
 		return CLI_EXIT_ERR;
 	}
 	if (find_sdk(sdk, prefix, exe)) {
-		fprintf(stderr, "fring: new: no templates in %s/share/fring/sdk "
+		fprintf(stderr,
+			"fring: new: no templates in %s/share/fring/sdk "
 			"(install with cmake --install) nor in the source tree\n",
 			prefix);
 		return CLI_EXIT_ERR;
@@ -296,10 +319,12 @@ int cmd_new(int argc, char **argv)
 		char src[PATH_MAX], dst[PATH_MAX], *text;
 		FILE *out;
 
-		snprintf(src, sizeof(src), "%s/%s/%s", sdk, l->tmpl, l->files[i]);
+		snprintf(src, sizeof(src), "%s/%s/%s", sdk, l->tmpl,
+			 l->files[i]);
 		text = slurp(src);
 		if (!text) {
-			fprintf(stderr, "fring: new: %s: %s\n", src, strerror(errno));
+			fprintf(stderr, "fring: new: %s: %s\n", src,
+				strerror(errno));
 			return CLI_EXIT_ERR;
 		}
 		snprintf(dst, sizeof(dst), "%s/", dir);
@@ -310,7 +335,8 @@ int cmd_new(int argc, char **argv)
 
 			rename_copy(fn, l->files[i], name, camel, upper, sdk);
 			fclose(fn);
-			snprintf(dst + strlen(dst), sizeof(dst) - strlen(dst), "%s", fname);
+			snprintf(dst + strlen(dst), sizeof(dst) - strlen(dst),
+				 "%s", fname);
 			free(fname);
 		}
 		if (strchr(l->files[i], '/')) {
@@ -330,19 +356,23 @@ int cmd_new(int argc, char **argv)
 			goto fail;
 		}
 	}
-	snprintf(build, sizeof(build), l->build, l->name[0] == 'c' ? prefix : sdk);
+	snprintf(build, sizeof(build), l->build,
+		 l->name[0] == 'c' ? prefix : sdk);
 	snprintf(obj, sizeof(obj), l->object, name);
 	snprintf(mnt, sizeof(mnt), "/tmp/%s", name);
 	if (l->mount_opt)
-		snprintf(mount, sizeof(mount), "%s mount %s/%s %s -o %s=%s/%s.py",
-			 exe, dir, obj, mnt, l->mount_opt, dir, name);
+		snprintf(mount, sizeof(mount),
+			 "%s mount %s/%s %s -o %s=%s/%s.py", exe, dir, obj, mnt,
+			 l->mount_opt, dir, name);
 	else
-		snprintf(mount, sizeof(mount), "%s mount %s/%s %s", exe, dir, obj, mnt);
+		snprintf(mount, sizeof(mount), "%s mount %s/%s %s", exe, dir,
+			 obj, mnt);
 	if ((rc = write_readme(dir, l->name, name, build, mount, mnt)))
 		goto fail;
 	snprintf(p, sizeof(p), "%s/%s", dir, obj);
 	if (l->mount_opt)
-		snprintf(why, sizeof(why), " -o %s=%s/%s.py", l->mount_opt, dir, name);
+		snprintf(why, sizeof(why), " -o %s=%s/%s.py", l->mount_opt, dir,
+			 name);
 	else
 		why[0] = '\0';
 	snprintf(camel, sizeof(camel), l->text, name);

@@ -26,14 +26,16 @@ int cmd_restart(int argc, char **argv)
 		return rc;
 	path = super_ctl_path(key, 0);
 	if (!path)
-		return cli_fail(fring_strf("restart: %s: %s", key, strerror(errno)));
+		return cli_fail(
+			fring_strf("restart: %s: %s", key, strerror(errno)));
 	rc = super_ctl_call(path, RESTART_WAIT_MS, &reply);
 	if (rc < 0 || !reply || !*reply) {
 		char *msg = rc < 0 ? fring_strf("restart: no fring serves %s "
-						"(control socket %s: %s)", key,
-						path, strerror(-rc))
+						"(control socket %s: %s)",
+						key, path, strerror(-rc))
 				   : fring_strf("restart: the supervisor of %s "
-						"gave no answer", key);
+						"gave no answer",
+						key);
 
 		free(path);
 		free(reply);

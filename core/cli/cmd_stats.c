@@ -25,8 +25,8 @@ static int ask(const char *path, int json, int first, const char **why)
 	if (rc) {
 		static char msg[256];
 
-		snprintf(msg, sizeof(msg), "%s", reply && *reply
-			 ? reply : strerror(-rc));
+		snprintf(msg, sizeof(msg), "%s",
+			 reply && *reply ? reply : strerror(-rc));
 		msg[strcspn(msg, "\n")] = '\0';
 		*why = msg;
 		free(reply);
@@ -52,8 +52,10 @@ static int one(const char *mp, int json)
 	rc = fring_ctl_path(path, sizeof(path), "stats", real, 0);
 	if (!rc && !ask(path, json, 1, &why))
 		return CLI_EXIT_OK;
-	fprintf(stderr, "fring: stats: %s: no statistics from a serving fring "
-		"(%s: %s)\n", real, path, why ? why : strerror(-rc));
+	fprintf(stderr,
+		"fring: stats: %s: no statistics from a serving fring "
+		"(%s: %s)\n",
+		real, path, why ? why : strerror(-rc));
 	return CLI_EXIT_ERR;
 }
 
@@ -112,8 +114,9 @@ int cmd_stats(int argc, char **argv)
 			watch = strtoul(optarg, &end, 10);
 			if (*end || !watch || watch > 86400)
 				return cli_command_usage_error(
-					"stats", "stats: --watch takes a number "
-						 "of seconds 1..86400");
+					"stats",
+					"stats: --watch takes a number "
+					"of seconds 1..86400");
 		} else if (c == 'h') {
 			return cli_command_help("stats");
 		} else {
@@ -122,7 +125,7 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return cli_command_usage_error("stats", "stats takes at most "
-					       "one MOUNTPOINT");
+							"one MOUNTPOINT");
 	if (optind < argc)
 		mp = argv[optind];
 	for (;;) {

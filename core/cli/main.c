@@ -38,14 +38,10 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-		{ "run", cmd_run },
-		{ "mount", cmd_mount },
-		{ "check", cmd_check },
-		{ "plugins", cmd_plugins },
-		{ "probe", cmd_probe },
-		{ "restart", cmd_restart },
-		{ "stats", cmd_stats },
-		{ "new", cmd_new },
+		{ "run", cmd_run },     { "mount", cmd_mount },
+		{ "check", cmd_check }, { "plugins", cmd_plugins },
+		{ "probe", cmd_probe }, { "restart", cmd_restart },
+		{ "stats", cmd_stats }, { "new", cmd_new },
 	};
 
 	/* Read FRING_LOG now, so a misspelt level is reported even by a

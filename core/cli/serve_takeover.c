@@ -52,8 +52,8 @@ void tko_server_report(fring_runtime *rt, const char *mountpoint)
 	m.init = a.init;
 	snprintf(m.mountpoint, sizeof(m.mountpoint), "%s", mountpoint);
 	if (tko_send(chan, &m, a.fds, a.nfds))
-		fring_warn("%s: telling the supervisor it serves: %s", mountpoint,
-			   strerror(errno));
+		fring_warn("%s: telling the supervisor it serves: %s",
+			   mountpoint, strerror(errno));
 }
 
 static void send_err(char *msg)
@@ -71,7 +71,8 @@ static void prepare(fring_runtime *rt)
 			continue;
 		why = fring_session_no_takeover(rt->m[i].s);
 		if (why) {
-			send_err(fring_strf("%s: %s", rt->m[i].mountpoint, why));
+			send_err(
+				fring_strf("%s: %s", rt->m[i].mountpoint, why));
 			free(why);
 			return;
 		}
@@ -87,7 +88,8 @@ static void resume(fring_runtime *rt, size_t upto)
 		if (!rt->m[i].mounted || rt->m[i].ended)
 			continue;
 		if (fring_session_resume(rt->m[i].s, &err))
-			fring_err("%s", err ? err : "resuming after a takeover");
+			fring_err("%s",
+				  err ? err : "resuming after a takeover");
 		free(err);
 	}
 }
@@ -166,12 +168,8 @@ static void *old_main(void *arg)
 			return NULL; /* the supervisor is gone: PDEATHSIG */
 		tko_close_fds(fds, nfds);
 		switch (m.type) {
-		case TKO_PREPARE:
-			prepare(rt);
-			break;
-		case TKO_STOP:
-			stop(rt);
-			break;
+		case TKO_PREPARE: prepare(rt); break;
+		case TKO_STOP: stop(rt); break;
 		case TKO_RESUME:
 			resume(rt, rt->n);
 			tko_send_type(chan, TKO_OK, NULL);
@@ -181,8 +179,7 @@ static void *old_main(void *arg)
 			 * server's, and the supervisor holds its files. */
 			fflush(NULL);
 			_exit(0);
-		default:
-			break;
+		default: break;
 		}
 	}
 }
@@ -219,7 +216,8 @@ static int adopt_one(fring_runtime *rt, const struct tko_msg *m, int *fds,
 	if (!em) {
 		tko_close_fds(fds, nfds);
 		send_err(fring_strf("%s is served but is not in the new "
-				    "configuration", m->mountpoint));
+				    "configuration",
+				    m->mountpoint));
 		return -1;
 	}
 	a.nfds = nfds - 1;

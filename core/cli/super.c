@@ -61,11 +61,13 @@ void super_abort_all(struct super *S)
 			continue;
 		rc = fring_fusectl_abort(S->m[i].conn_id);
 		if (rc)
-			fprintf(stderr, "fring: could not abort the connection of %s "
+			fprintf(stderr,
+				"fring: could not abort the connection of %s "
 				"(fusectl: %s); callers may hang until it is aborted\n",
 				mp, strerror(-rc));
 		else
-			fprintf(stderr, "fring: aborted the connection of %s: callers "
+			fprintf(stderr,
+				"fring: aborted the connection of %s: callers "
 				"now get ENOTCONN; clear the mountpoint with: "
 				"fusermount3 -u %s  (or as root: umount -l %s)\n",
 				mp, mp, mp);
@@ -124,8 +126,9 @@ static void reap(struct super *S)
 			continue;
 		if (WIFEXITED(status))
 			cleanup_exit(S, WEXITSTATUS(status));
-		fprintf(stderr, "fring: the serving process (pid %d) died: %s\n",
-			w, strsignal(WTERMSIG(status)));
+		fprintf(stderr,
+			"fring: the serving process (pid %d) died: %s\n", w,
+			strsignal(WTERMSIG(status)));
 		super_abort_all(S);
 		cleanup_exit(S, CLI_EXIT_ERR);
 	}
@@ -147,7 +150,8 @@ static void on_ctl(struct super *S)
 	}
 	rc = super_takeover(S, &msg);
 	fring_info("restart: %s", msg ? msg : "out of memory");
-	dprintf(fd, "%s: %s\n", rc ? "error" : "ok", msg ? msg : "out of memory");
+	dprintf(fd, "%s: %s\n", rc ? "error" : "ok",
+		msg ? msg : "out of memory");
 	free(msg);
 	close(fd);
 	if (S->server < 0) /* aborted: nothing serves any more */
@@ -164,8 +168,10 @@ static void open_ctl(struct super *S, const char *key)
 		return;
 	ret = fring_ctl_listen(&S->ctl, path);
 	if (ret == -EADDRINUSE)
-		fring_warn("%s: another fring serves this configuration; `fring "
-			   "restart` reaches that one", path);
+		fring_warn(
+			"%s: another fring serves this configuration; `fring "
+			"restart` reaches that one",
+			path);
 	else if (ret < 0)
 		fring_dbg("no control socket at %s: %s (no `fring restart`)",
 			  path, strerror(-ret));

@@ -23,13 +23,13 @@ struct super_mount {
 
 struct super {
 	pid_t server;
-	int chan;	     /* to the serving process (SOCK_SEQPACKET) */
+	int chan; /* to the serving process (SOCK_SEQPACKET) */
 	struct super_mount *m;
 	size_t n;
 	char exe[PATH_MAX]; /* the fring binary's path, read at start */
-	char **argv;	    /* the command line, read at start */
+	char **argv;        /* the command line, read at start */
 	struct fring_ctl_server ctl; /* fd -1: none */
-	const char *key;	     /* its key; opened once a mount serves */
+	const char *key;             /* its key; opened once a mount serves */
 };
 
 /* The loop; never returns. key: CONFIG of `run`, MOUNTPOINT of `mount`. */

@@ -124,8 +124,8 @@ static int spawn(struct super *S, int test_die, struct gen *g)
 
 /* Wait for a message; OK/HELLO → 0, ERR → -1 with its text, gone or
  * timeout → -1 with a sentence. */
-static int expect(int chan, uint32_t type, int ms, const char *who,
-		  char **why, struct tko_msg *out, int *fds, unsigned *nfds)
+static int expect(int chan, uint32_t type, int ms, const char *who, char **why,
+		  struct tko_msg *out, int *fds, unsigned *nfds)
 {
 	struct tko_msg m;
 	unsigned n = 0;
@@ -169,7 +169,8 @@ static int new_hello(struct super *S, int test_die, struct gen *g, char **why)
 	int rc = spawn(S, test_die, g);
 
 	if (rc) {
-		*why = fring_strf("cannot start the new server: %s", strerror(-rc));
+		*why = fring_strf("cannot start the new server: %s",
+				  strerror(-rc));
 		return -1;
 	}
 	return expect(g->chan, TKO_HELLO, HELLO_MS, "the new server", why, NULL,
@@ -256,14 +257,17 @@ static int collect_states(struct super *S, struct state *st, size_t *got,
 		struct tko_msg m;
 		int fds[TKO_MAX_FDS];
 		unsigned nfds = 0;
-		int rc = tko_recv(S->chan, &m, fds, TKO_MAX_FDS, &nfds, STATE_MS);
+		int rc = tko_recv(S->chan, &m, fds, TKO_MAX_FDS, &nfds,
+				  STATE_MS);
 
-		if (rc == 1 && m.type == TKO_STATE && nfds == 1 && *got < S->n) {
+		if (rc == 1 && m.type == TKO_STATE && nfds == 1 &&
+		    *got < S->n) {
 			for (size_t i = 0; i < S->n; i++) {
 				if (strcmp(S->m[i].mountpoint, m.mountpoint))
 					continue;
-				snprintf(st[i].mountpoint, sizeof(st[i].mountpoint),
-					 "%s", m.mountpoint);
+				snprintf(st[i].mountpoint,
+					 sizeof(st[i].mountpoint), "%s",
+					 m.mountpoint);
 				st[i].version = m.version;
 				st[i].fd = fds[0];
 				fds[0] = -1;
@@ -279,9 +283,12 @@ static int collect_states(struct super *S, struct state *st, size_t *got,
 			*why = fring_strf("%s", m.text);
 			return -1; /* it serves again */
 		}
-		*why = fring_strf(rc == -ETIMEDOUT ? "the old server did not save "
-				  "its state within %d ms" : "the old server died "
-				  "while saving its state", STATE_MS);
+		*why = fring_strf(rc == -ETIMEDOUT
+					  ? "the old server did not save "
+					    "its state within %d ms"
+					  : "the old server died "
+					    "while saving its state",
+				  STATE_MS);
 		return -2; /* gone, or killed below */
 	}
 }
@@ -302,8 +309,8 @@ static int retry_or_abort(struct super *S, const struct state *st,
 	kill_gen(g);
 	super_abort_all(S);
 	*why = fring_strf("%s; a second new server failed too (%s): the "
-			  "connections are aborted (ENOTCONN)", first,
-			  second ? second : "?");
+			  "connections are aborted (ENOTCONN)",
+			  first, second ? second : "?");
 	free(first);
 	free(second);
 	return -1;
@@ -326,11 +333,13 @@ int super_takeover(struct super *S, char **msg)
 		return -1;
 	}
 	if (uring) {
-		*msg = fring_strf("refused: %s is served over io_uring; a takeover "
-				  "needs transport: {mode: devfuse} (an io_uring "
-				  "server's exit cancels requests in its armed "
-				  "entries, and what its entries hold is never "
-				  "resent: core/transport/README.md, E2d/E4)", uring);
+		*msg = fring_strf(
+			"refused: %s is served over io_uring; a takeover "
+			"needs transport: {mode: devfuse} (an io_uring "
+			"server's exit cancels requests in its armed "
+			"entries, and what its entries hold is never "
+			"resent: core/transport/README.md, E2d/E4)",
+			uring);
 		return -1;
 	}
 	tko_send_type(S->chan, TKO_PREPARE, NULL);
@@ -360,8 +369,9 @@ int super_takeover(struct super *S, char **msg)
 		S->chan = -1;
 		if (got < S->n)
 			goto aborted;
-		fring_warn("restart: %s after it handed its state over; going on",
-			   why);
+		fring_warn(
+			"restart: %s after it handed its state over; going on",
+			why);
 		free(why);
 		why = NULL;
 	}
@@ -406,7 +416,8 @@ aborted:
 	kill_gen(&g);
 	super_abort_all(S);
 	*msg = fring_strf("failed: %s before it handed its state over: the "
-			  "connections are aborted (ENOTCONN)", why);
+			  "connections are aborted (ENOTCONN)",
+			  why);
 	free(why);
 	S->server = -1;
 out_err:

@@ -60,7 +60,8 @@ int tko_recv(int sock, struct tko_msg *m, int *fds, unsigned cap,
 {
 	char cbuf[CMSG_SPACE(sizeof(int) * TKO_MAX_FDS)];
 	struct iovec iov = { m, sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
 			     .msg_control = cbuf,
 			     .msg_controllen = sizeof(cbuf) };
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
@@ -90,7 +91,8 @@ int tko_recv(int sock, struct tko_msg *m, int *fds, unsigned cap,
 		for (unsigned i = 0; i < k; i++) {
 			int fd;
 
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+			       sizeof(int));
 			if (*nfds < cap)
 				fds[(*nfds)++] = fd;
 			else

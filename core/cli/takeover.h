@@ -60,8 +60,7 @@ struct tko_msg {
 #define TKO_ENV_FD "FRING_TAKEOVER_FD"
 
 /* 0 or -errno. */
-int tko_send(int sock, const struct tko_msg *m, const int *fds,
-	     unsigned nfds);
+int tko_send(int sock, const struct tko_msg *m, const int *fds, unsigned nfds);
 /* One message (its fds close-on-exec into fds, at most cap, *nfds).
  * timeout_ms < 0 waits for ever. 1, 0 when the peer is gone, -ETIMEDOUT
  * or -errno. */

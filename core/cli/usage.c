@@ -77,10 +77,9 @@ static const struct {
 	  "be empty) from the SDK template of that language, renamed to NAME (a\n"
 	  "C identifier), with a README and a test.sh that mounts it; prints the\n"
 	  "commands that build, mount and test it.\n" },
-	{ "help",
-	  "usage: fring help [COMMAND]\n"
-	  "\n"
-	  "The usage of fring, or of one command.\n" },
+	{ "help", "usage: fring help [COMMAND]\n"
+		  "\n"
+		  "The usage of fring, or of one command.\n" },
 };
 
 void cli_usage(FILE *f)

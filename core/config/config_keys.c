@@ -39,8 +39,7 @@ const struct cfg_key cfg_keys[] = {
 	{ "plugin", CFG_MOUNT, cfg_key_string, M(plugin), M_AT(at_plugin),
 	  .required = 1, .type = "string",
 	  .doc = "plugin name on the search path, or a path to a `.so`" },
-	{ "options", CFG_MOUNT, cfg_key_options, .type = "map",
-	  .dflt = "empty",
+	{ "options", CFG_MOUNT, cfg_key_options, .type = "map", .dflt = "empty",
 	  .doc = "handed to the plugin as key/value strings, flattened "
 		 "(see below); see each plugin's page, fring-NAME(1)" },
 	{ "mount_options", CFG_MOUNT, cfg_key_mount_options,
@@ -48,8 +47,8 @@ const struct cfg_key cfg_keys[] = {
 	  .doc = "`default_permissions`, `allow_other`, "
 		 "`trust_plugin_permissions`, `ro`, `fsname=NAME`, "
 		 "`subtype=NAME` (see below)" },
-	{ "transport", CFG_MOUNT, cfg_key_transport, M(transport), .type = "map",
-	  .dflt = "all defaults",
+	{ "transport", CFG_MOUNT, cfg_key_transport, M(transport),
+	  .type = "map", .dflt = "all defaults",
 	  .doc = "how the mount is served: the `transport.*` keys" },
 	{ "stats", CFG_MOUNT, cfg_key_stats, M(stats), .type = "map",
 	  .dflt = "all defaults",
@@ -64,8 +63,7 @@ const struct cfg_key cfg_keys[] = {
 	  .doc = "io_uring queue threads (or registered queues, with reduced "
 		 "queues); /dev/fuse worker threads" },
 	{ "queue_depth", CFG_TRANSPORT, cfg_key_uint, T(queue_depth),
-	  T_AT(at_queue_depth), .lo = 1, .hi = 4096, .def = 8,
-	  .uring_only = 1,
+	  T_AT(at_queue_depth), .lo = 1, .hi = 4096, .def = 8, .uring_only = 1,
 	  .doc = "io_uring ring entries (requests in flight) per queue" },
 	{ "bufpool", CFG_TRANSPORT, cfg_key_bufpool, T(bufpool),
 	  T_AT(at_bufpool), .words = cfg_tristate_words, .def = FRING_AUTO,

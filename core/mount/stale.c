@@ -38,8 +38,8 @@ char *fring_kmount_realpath(const char *mountpoint)
 	}
 	*slash = '\0';
 	dir = realpath(slash == copy ? "/" : copy, NULL);
-	real = dir ? fring_strf("%s/%s", strcmp(dir, "/") ? dir : "",
-				slash + 1) : NULL;
+	real = dir ? fring_strf("%s/%s", strcmp(dir, "/") ? dir : "", slash + 1)
+		   : NULL;
 	free(dir);
 	free(copy);
 	return real;

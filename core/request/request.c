@@ -218,14 +218,15 @@ int fring_req_send_raw(struct fring_request *r, int32_t error,
 	FRING_STAT_INC(rq, r->queue, replies);
 	if (error) {
 		FRING_STAT_INC(rq, r->queue, errors);
-		FRING_STAT_INC(rq, r->queue, op_errors[fring_stat_op(r->opcode)]);
+		FRING_STAT_INC(rq, r->queue,
+			       op_errors[fring_stat_op(r->opcode)]);
 	} else if (r->opcode == FUSE_READ) {
 		FRING_STAT_ADD(rq, r->queue, bytes_read, len - sizeof(oh));
 	} else if (r->opcode == FUSE_WRITE && n > 1 &&
 		   iov[1].iov_len >= sizeof(struct fuse_write_out)) {
-		FRING_STAT_ADD(rq, r->queue, bytes_written,
-			       ((const struct fuse_write_out *)iov[1].iov_base)
-				       ->size);
+		FRING_STAT_ADD(
+			rq, r->queue, bytes_written,
+			((const struct fuse_write_out *)iov[1].iov_base)->size);
 	}
 	if (rq->lat && r->t0_ns)
 		fring_lat_record(fring_lat_of(rq, r->queue),
@@ -286,7 +287,8 @@ void fring_reqs_init(struct fring_reqs *rq, const char *name)
 int fring_reqs_enable_latency(struct fring_reqs *rq)
 {
 	if (!rq->lat)
-		rq->lat = aligned_alloc(64, FRING_STAT_SHARDS * sizeof(*rq->lat));
+		rq->lat = aligned_alloc(64,
+					FRING_STAT_SHARDS * sizeof(*rq->lat));
 	if (!rq->lat)
 		return -ENOMEM;
 	memset(rq->lat, 0, FRING_STAT_SHARDS * sizeof(*rq->lat));

@@ -285,7 +285,8 @@ int fring_session_mount(struct fring_session *s, char **err)
 	if (!ret)
 		ret = fring_transports_precheck(&s->ts, err);
 	if (!ret && s->stats.enabled)
-		ret = fring_stats_server_start(s, s->mountpoint, &s->stats, &s->stats_srv, err);
+		ret = fring_stats_server_start(s, s->mountpoint, &s->stats,
+					       &s->stats_srv, err);
 	if (ret)
 		return ret;
 	mo.default_permissions = fring_features_default_permissions(
@@ -316,8 +317,8 @@ int fring_session_mount(struct fring_session *s, char **err)
 		fring_session_rollback(s);
 		return ret;
 	}
-	ret = fring_transports_start(&s->ts, &s->init, fd, fring_session_workers_exited, s,
-				     &msg);
+	ret = fring_transports_start(&s->ts, &s->init, fd,
+				     fring_session_workers_exited, s, &msg);
 	if (ret) {
 		*err = fring_strf("%s: %s", s->mountpoint, msg ? msg : strerror(-ret));
 		free(msg);

@@ -42,13 +42,16 @@ char *fring_session_no_takeover(const struct fring_session *s)
 	const struct fring_plugin *d = &s->plugin->desc;
 
 	if (!d->state_save || !d->state_load)
-		return fring_strf("plugin '%s' has no state_save/state_load hooks "
-				  "(ABI 1.7): it cannot hand its state over",
-				  name_of(s));
+		return fring_strf(
+			"plugin '%s' has no state_save/state_load hooks "
+			"(ABI 1.7): it cannot hand its state over",
+			name_of(s));
 	if (!(s->init.capable & FUSE_HAS_RESEND))
-		return fring_strf("the kernel (FUSE 7.%u) offers no "
-				  "FUSE_NOTIFY_RESEND (7.40): requests in flight "
-				  "would be lost", s->init.kernel_minor);
+		return fring_strf(
+			"the kernel (FUSE 7.%u) offers no "
+			"FUSE_NOTIFY_RESEND (7.40): requests in flight "
+			"would be lost",
+			s->init.kernel_minor);
 	if (fring_transports_rings(&s->ts))
 		return fring_strf("served over io_uring");
 	return NULL;
@@ -74,8 +77,10 @@ int fring_session_pause(struct fring_session *s, char **err)
 	long left;
 
 	if (busy) {
-		*err = fring_strf("%s: %u /dev/fuse worker(s) still in the plugin "
-				  "after %u ms", s->mountpoint, busy, PAUSE_MS);
+		*err = fring_strf(
+			"%s: %u /dev/fuse worker(s) still in the plugin "
+			"after %u ms",
+			s->mountpoint, busy, PAUSE_MS);
 		return -EBUSY;
 	}
 	for (int waited = 0; waited < PAUSE_MS; waited += 5) {
@@ -85,7 +90,8 @@ int fring_session_pause(struct fring_session *s, char **err)
 		nanosleep(&ts, NULL);
 	}
 	*err = fring_strf("%s: %ld repl%s the plugin owes still missing after "
-			  "%u ms", s->mountpoint, left, left == 1 ? "y" : "ies",
+			  "%u ms",
+			  s->mountpoint, left, left == 1 ? "y" : "ies",
 			  PAUSE_MS);
 	return -EBUSY;
 }
@@ -164,7 +170,8 @@ int fring_session_resume(struct fring_session *s, char **err)
 		 * frees only what no stuck worker uses. */
 		if (!fring_devfuse_pause(old, 0))
 			fring_devfuse_free(old);
-		fring_info("%s: takeover refused; serving again", s->mountpoint);
+		fring_info("%s: takeover refused; serving again",
+			   s->mountpoint);
 	}
 	return ret;
 }
@@ -173,16 +180,16 @@ static void log_init(const struct fring_session *s, const char *what,
 		     const struct fring_init_result *r)
 {
 	fring_dbg("%s: %s INIT: FUSE 7.%u (kernel %u.%u), want 0x%llx of "
-		  "0x%llx, max_write %u, max_pages %u", s->mountpoint, what,
-		  r->minor, r->kernel_major, r->kernel_minor,
-		  (unsigned long long)r->want, (unsigned long long)r->capable,
-		  r->max_write, r->max_pages);
+		  "0x%llx, max_write %u, max_pages %u",
+		  s->mountpoint, what, r->minor, r->kernel_major,
+		  r->kernel_minor, (unsigned long long)r->want,
+		  (unsigned long long)r->capable, r->max_write, r->max_pages);
 }
 
 /* The plugin's init with the kernel's offer, as at a mount; its answer
  * cannot change the connection, which keeps what the kernel agreed. */
-static int replay_init(struct fring_session *s, const struct fring_init_result *k,
-		       char **err)
+static int replay_init(struct fring_session *s,
+		       const struct fring_init_result *k, char **err)
 {
 	struct fuse_init_in ii = {
 		.major = FUSE_KERNEL_VERSION,
@@ -209,11 +216,12 @@ static int replay_init(struct fring_session *s, const struct fring_init_result *
 		return ret < 0 ? ret : -EPROTO;
 	}
 	if (res.want != k->want || res.max_write != k->max_write)
-		fring_info("%s: this plugin would negotiate want 0x%llx, max_write "
-			   "%u; the connection keeps the kernel's 0x%llx, %u",
-			   s->mountpoint, (unsigned long long)res.want,
-			   res.max_write, (unsigned long long)k->want,
-			   k->max_write);
+		fring_info(
+			"%s: this plugin would negotiate want 0x%llx, max_write "
+			"%u; the connection keeps the kernel's 0x%llx, %u",
+			s->mountpoint, (unsigned long long)res.want,
+			res.max_write, (unsigned long long)k->want,
+			k->max_write);
 	s->init = *k;
 	s->dx.conn.minor = k->minor;
 	s->dx.conn.setxattr_ext = !!(k->want & FUSE_SETXATTR_EXT);
@@ -247,9 +255,10 @@ int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 	lseek(state_fd, 0, SEEK_SET);
 	ret = locked(s, do_load, state_fd, &version);
 	if (ret < 0) {
-		*err = fring_strf("%s: plugin '%s' cannot read the state handed "
-				  "over (version %u): %s", s->mountpoint,
-				  name_of(s), version, strerror(-ret));
+		*err = fring_strf(
+			"%s: plugin '%s' cannot read the state handed "
+			"over (version %u): %s",
+			s->mountpoint, name_of(s), version, strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -276,7 +285,8 @@ int fring_session_adopt_mount(struct fring_session *s, char **err)
 	resend(s);
 	ret = start_workers(s, a->fds + 1, a->nfds - 1, &msg);
 	if (ret) {
-		*err = fring_strf("%s: %s", s->mountpoint, msg ? msg : strerror(-ret));
+		*err = fring_strf("%s: %s", s->mountpoint,
+				  msg ? msg : strerror(-ret));
 		free(msg);
 		/* Never unmount: the supervisor retries or aborts. */
 		fring_kmount_disown(s->km);

@@ -22,7 +22,7 @@ struct fring_session {
 	int default_permissions, allow_other, ro, trust_plugin_permissions;
 	unsigned nr_threads;
 	struct fring_cfg_transport transport;
-	struct fring_cfg_stats stats; /* prometheus: our copy */
+	struct fring_cfg_stats stats;         /* prometheus: our copy */
 	struct fring_stats_server *stats_srv; /* while mounted */
 	struct fring_loaded_plugin *plugin;
 
@@ -39,7 +39,8 @@ struct fring_session {
 	pthread_mutex_t lock;
 	int mounted, stopped;
 	unsigned stuck; /* threads abandoned at stop: leak, never free */
-	struct fring_adopt *adopt; /* a taken-over connection (session_adopt.c) */
+	struct fring_adopt
+		*adopt; /* a taken-over connection (session_adopt.c) */
 };
 
 /* fring_session_mount's work for an adopted session (session_adopt.c):

@@ -37,7 +37,8 @@ void fring_snap_text(FILE *out, const struct fring_snapshot *sn)
 	const struct fring_stats *t = &sn->total;
 	const struct fring_tq_stats *tq = &sn->tq_total;
 
-	fprintf(out, "%s (%s): %llu requests, %llu errors, %llu malformed, "
+	fprintf(out,
+		"%s (%s): %llu requests, %llu errors, %llu malformed, "
 		"%llu interrupts; read %llu bytes, written %llu bytes\n",
 		sn->mountpoint, sn->transport, U(fring_stats_requests(t)),
 		U(t->errors), U(t->malformed), U(t->interrupts),
@@ -45,12 +46,13 @@ void fring_snap_text(FILE *out, const struct fring_snapshot *sn)
 	fprintf(out, "  in flight %ld", sn->in_flight);
 	if (sn->oldest_ns)
 		fprintf(out, " (oldest %.3f ms)", (double)sn->oldest_ns / 1e6);
-	fprintf(out, "; pool buffers %llu of %llu in use, %llu waits; "
+	fprintf(out,
+		"; pool buffers %llu of %llu in use, %llu waits; "
 		"zero-copy %llu reads, %llu writes, %llu fallbacks; busy-poll "
-		"%.3f s; placement changes %llu\n", U(tq->pool_in_use),
-		U(tq->pool_bufs), U(tq->pool_waits), U(tq->zc_reads),
-		U(tq->zc_writes), U(tq->zc_fallbacks), (double)tq->poll_ns / 1e9,
-		U(sn->placement_changes));
+		"%.3f s; placement changes %llu\n",
+		U(tq->pool_in_use), U(tq->pool_bufs), U(tq->pool_waits),
+		U(tq->zc_reads), U(tq->zc_writes), U(tq->zc_fallbacks),
+		(double)tq->poll_ns / 1e9, U(sn->placement_changes));
 	fprintf(out, "  %-16s %10s %8s %11s %11s %11s\n", "opcode", "requests",
 		"errors", "p50", "p99", "p99.9");
 	for (unsigned op = 0; op < FRING_LAT_OPS; op++) {
@@ -108,12 +110,14 @@ static void json_str(FILE *out, const char *s)
 
 static void json_tq(FILE *out, const struct fring_tq_stats *x)
 {
-	fprintf(out, "\"pool\": {\"buffers\": %llu, \"in_use\": %llu, "
+	fprintf(out,
+		"\"pool\": {\"buffers\": %llu, \"in_use\": %llu, "
 		"\"waits\": %llu}, \"zero_copy\": {\"reads\": %llu, \"writes\": "
 		"%llu, \"fallbacks\": %llu}, \"busy_poll\": {\"polls\": %llu, "
-		"\"seconds\": %.6f}", U(x->pool_bufs), U(x->pool_in_use),
-		U(x->pool_waits), U(x->zc_reads), U(x->zc_writes),
-		U(x->zc_fallbacks), U(x->polls), (double)x->poll_ns / 1e9);
+		"\"seconds\": %.6f}",
+		U(x->pool_bufs), U(x->pool_in_use), U(x->pool_waits),
+		U(x->zc_reads), U(x->zc_writes), U(x->zc_fallbacks),
+		U(x->polls), (double)x->poll_ns / 1e9);
 }
 
 void fring_snap_json(FILE *out, const struct fring_snapshot *sn)
@@ -123,15 +127,17 @@ void fring_snap_json(FILE *out, const struct fring_snapshot *sn)
 
 	fputs("{\"mountpoint\": ", out);
 	json_str(out, sn->mountpoint);
-	fprintf(out, ", \"transport\": \"%s\", \"latency\": %s, \"requests\": "
+	fprintf(out,
+		", \"transport\": \"%s\", \"latency\": %s, \"requests\": "
 		"%llu, \"replies\": %llu, \"errors\": %llu, \"malformed\": %llu, "
 		"\"interrupts\": %llu, \"bytes_read\": %llu, \"bytes_written\": "
 		"%llu, \"in_flight\": %ld, \"oldest_in_flight_ms\": %.3f, "
-		"\"placement_changes\": %llu, ", sn->transport,
-		sn->latency ? "true" : "false", U(fring_stats_requests(t)),
-		U(t->replies), U(t->errors), U(t->malformed), U(t->interrupts),
-		U(t->bytes_read), U(t->bytes_written), sn->in_flight,
-		(double)sn->oldest_ns / 1e6, U(sn->placement_changes));
+		"\"placement_changes\": %llu, ",
+		sn->transport, sn->latency ? "true" : "false",
+		U(fring_stats_requests(t)), U(t->replies), U(t->errors),
+		U(t->malformed), U(t->interrupts), U(t->bytes_read),
+		U(t->bytes_written), sn->in_flight, (double)sn->oldest_ns / 1e6,
+		U(sn->placement_changes));
 	json_tq(out, &sn->tq_total);
 	fputs(", \"ops\": {", out);
 	for (unsigned op = 0; op < FRING_LAT_OPS; op++) {
@@ -144,9 +150,11 @@ void fring_snap_json(FILE *out, const struct fring_snapshot *sn)
 			U(t->op_errors[op]));
 		first = 0;
 		if (sn->latency)
-			fprintf(out, ", \"timed\": %llu, \"mean_us\": %.3f, "
+			fprintf(out,
+				", \"timed\": %llu, \"mean_us\": %.3f, "
 				"\"p50_us\": %.3f, \"p99_us\": %.3f, "
-				"\"p999_us\": %.3f", U(l->count),
+				"\"p999_us\": %.3f",
+				U(l->count),
 				l->count ? (double)l->sum_ns / 1e3 /
 						   (double)l->count
 					 : 0.0,
@@ -159,9 +167,11 @@ void fring_snap_json(FILE *out, const struct fring_snapshot *sn)
 	for (unsigned i = 0; i < sn->nq; i++) {
 		const struct fring_snap_queue *q = &sn->q[i];
 
-		fprintf(out, "%s{\"queue\": %u, \"requests\": %llu, \"errors\": "
+		fprintf(out,
+			"%s{\"queue\": %u, \"requests\": %llu, \"errors\": "
 			"%llu, \"bytes_read\": %llu, \"bytes_written\": %llu, "
-			"\"in_flight\": %ld", i ? ", " : "", q->queue,
+			"\"in_flight\": %ld",
+			i ? ", " : "", q->queue,
 			U(fring_stats_requests(&q->req)), U(q->req.errors),
 			U(q->req.bytes_read), U(q->req.bytes_written),
 			(long)q->req.outstanding);
@@ -238,12 +248,14 @@ static void prom_hist(FILE *out, const struct fring_snapshot *sn)
 			snprintf(lbl, sizeof(lbl), "op=\"%s\",le=\"%.9g\"",
 				 op_name(op),
 				 (double)(fring_lat_upper(b) + 1) / 1e9);
-			prom_name(out, sn, "fring_request_duration_seconds_bucket",
-				  lbl);
+			prom_name(out, sn,
+				  "fring_request_duration_seconds_bucket", lbl);
 			fprintf(out, "%llu\n", U(cum));
 		}
-		snprintf(lbl, sizeof(lbl), "op=\"%s\",le=\"+Inf\"", op_name(op));
-		prom_name(out, sn, "fring_request_duration_seconds_bucket", lbl);
+		snprintf(lbl, sizeof(lbl), "op=\"%s\",le=\"+Inf\"",
+			 op_name(op));
+		prom_name(out, sn, "fring_request_duration_seconds_bucket",
+			  lbl);
 		fprintf(out, "%llu\n", U(l->count));
 		snprintf(lbl, sizeof(lbl), "op=\"%s\"", op_name(op));
 		prom_name(out, sn, "fring_request_duration_seconds_sum", lbl);
@@ -254,19 +266,19 @@ static void prom_hist(FILE *out, const struct fring_snapshot *sn)
 }
 
 /* One sample per transport queue. */
-#define PROM_QUEUES(out, sn, name, type, help, expr)                        \
-	do {                                                                 \
-		prom_head(out, name, type, help);                            \
-		for (unsigned i_ = 0; i_ < (sn)->nq; i_++) {                 \
-			const struct fring_tq_stats *x = &(sn)->q[i_].tq;    \
-			char l_[24];                                         \
-			if (!(sn)->q[i_].has_tq)                             \
-				continue;                                    \
-			snprintf(l_, sizeof(l_), "queue=\"%u\"",             \
-				 (sn)->q[i_].queue);                         \
-			prom_name(out, sn, name, l_);                        \
-			fprintf(out, "%.9g\n", (double)(expr));              \
-		}                                                            \
+#define PROM_QUEUES(out, sn, name, type, help, expr)                      \
+	do {                                                              \
+		prom_head(out, name, type, help);                         \
+		for (unsigned i_ = 0; i_ < (sn)->nq; i_++) {              \
+			const struct fring_tq_stats *x = &(sn)->q[i_].tq; \
+			char l_[24];                                      \
+			if (!(sn)->q[i_].has_tq)                          \
+				continue;                                 \
+			snprintf(l_, sizeof(l_), "queue=\"%u\"",          \
+				 (sn)->q[i_].queue);                      \
+			prom_name(out, sn, name, l_);                     \
+			fprintf(out, "%.9g\n", (double)(expr));           \
+		}                                                         \
 	} while (0)
 
 void fring_snap_prom(FILE *out, const struct fring_snapshot *sn)
@@ -327,11 +339,13 @@ void fring_snap_log(const struct fring_snapshot *sn)
 	char line[1024];
 	size_t n = 0;
 
-	fring_dbg("%s: %llu requests, %llu replies (%llu errors), %llu "
-		  "malformed, %llu interrupts, %llu plugin misuses, %llu failed "
-		  "writes", sn->mountpoint, U(fring_stats_requests(st)),
-		  U(st->replies), U(st->errors), U(st->malformed),
-		  U(st->interrupts), U(st->misuse), U(st->send_failures));
+	fring_dbg(
+		"%s: %llu requests, %llu replies (%llu errors), %llu "
+		"malformed, %llu interrupts, %llu plugin misuses, %llu failed "
+		"writes",
+		sn->mountpoint, U(fring_stats_requests(st)), U(st->replies),
+		U(st->errors), U(st->malformed), U(st->interrupts),
+		U(st->misuse), U(st->send_failures));
 	for (unsigned i = 0; i <= FUSE_OPCODE_MAX && n < sizeof(line); i++)
 		if (st->requests[i])
 			n += (size_t)snprintf(line + n, sizeof(line) - n,

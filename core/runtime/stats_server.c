@@ -68,9 +68,9 @@ static void answer_ctl(struct fring_stats_server *sv)
 		close(fd);
 		return;
 	}
-	f = !strcmp(line, "json") ? FMT_JSON
+	f = !strcmp(line, "json")         ? FMT_JSON
 	    : !strcmp(line, "prometheus") ? FMT_PROM
-	    : FMT_TEXT;
+					  : FMT_TEXT;
 	if (f == FMT_TEXT && strcmp(line, "text")) {
 		static const char bad[] = "error: unknown request (expected "
 					  "json, text or prometheus)\n";
@@ -111,15 +111,18 @@ static void answer_http(struct fring_stats_server *sv)
 			break;
 	}
 	req[got] = '\0';
-	if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics\r", 13)) {
+	if (!strncmp(req, "GET /metrics ", 13) ||
+	    !strncmp(req, "GET /metrics\r", 13)) {
 		body = render(sv, FMT_PROM, &len);
 		status = body ? "200 OK" : "503 Service Unavailable";
 	} else if (strncmp(req, "GET ", 4)) {
 		status = "405 Method Not Allowed";
 	}
-	snprintf(head, sizeof(head), "HTTP/1.0 %s\r\nContent-Type: text/plain; "
-		 "version=0.0.4\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-		 status, body ? len : 0);
+	snprintf(
+		head, sizeof(head),
+		"HTTP/1.0 %s\r\nContent-Type: text/plain; "
+		"version=0.0.4\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		status, body ? len : 0);
 	if (!fring_ctl_write_all(fd, head, strlen(head)) && body)
 		fring_ctl_write_all(fd, body, len);
 	free(body);
@@ -157,7 +160,8 @@ static int listen_tcp(const char *addr, int *out, char **err)
 
 	if (fring_cfg_listen_addr(addr, &ss, &len))
 		return -EINVAL; /* the config checked it */
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
 	if (fd < 0)
 		goto fail;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

@@ -57,7 +57,7 @@ struct fring_devfuse {
 	 * refuses it reads the request's memory (request.h, handles). */
 	struct dbuf *cold;
 	unsigned abandoned; /* workers detached while stuck: never free t */
-	atomic_int paused;  /* fring_devfuse_pause: workers end, not the mount */
+	atomic_int paused; /* fring_devfuse_pause: workers end, not the mount */
 };
 
 unsigned fring_devfuse_default_threads(void)
@@ -552,7 +552,8 @@ unsigned fring_devfuse_pause(struct fring_devfuse *t, unsigned timeout_ms)
 			pthread_cancel(t->w[i].tid);
 	deadline_after(&dl, timeout_ms);
 	for (unsigned i = 0; i < t->n; i++) {
-		if (t->w[i].running && !pthread_timedjoin_np(t->w[i].tid, NULL, &dl))
+		if (t->w[i].running &&
+		    !pthread_timedjoin_np(t->w[i].tid, NULL, &dl))
 			t->w[i].running = 0;
 		left += t->w[i].running;
 	}

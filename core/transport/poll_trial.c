@@ -32,8 +32,9 @@ static int verdict(struct fring_poll_trial *p)
 	p->nbase = 0;
 	if (p->on == was) {
 		p->event = FRING_POLL_EV_KEPT;
-		p->hold = p->hold * 2 < FRING_POLL_HOLD_MAX ? p->hold * 2
-							    : FRING_POLL_HOLD_MAX;
+		p->hold = p->hold * 2 < FRING_POLL_HOLD_MAX
+				  ? p->hold * 2
+				  : FRING_POLL_HOLD_MAX;
 	} else {
 		p->event = FRING_POLL_EV_CHANGED;
 		p->hold = FRING_POLL_HOLD_MIN;
@@ -60,7 +61,8 @@ int fring_poll_trial_step(struct fring_poll_trial *p, uint64_t requests)
 	if (p->phase) {
 		if (p->phase++ > FRING_POLL_TRIAL_SETTLE)
 			p->sum += requests;
-		if (p->phase > FRING_POLL_TRIAL_SETTLE + FRING_POLL_TRIAL_MEASURE)
+		if (p->phase >
+		    FRING_POLL_TRIAL_SETTLE + FRING_POLL_TRIAL_MEASURE)
 			return verdict(p);
 		return 0;
 	}

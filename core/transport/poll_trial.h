@@ -49,16 +49,16 @@ enum fring_poll_event {
 };
 
 struct fring_poll_trial {
-	int on;                 /* polling now (the applied setting) */
-	int before;             /* during a trial: the setting before it */
-	uint32_t phase;         /* 0 steady, else windows into the trial */
+	int on;         /* polling now (the applied setting) */
+	int before;     /* during a trial: the setting before it */
+	uint32_t phase; /* 0 steady, else windows into the trial */
 	uint64_t base[FRING_POLL_BASE_WINDOWS]; /* last steady windows */
 	uint32_t nbase;
-	uint64_t sum;           /* the trial's measured requests */
-	uint32_t wait;          /* steady windows left before a trial */
-	uint32_t hold;          /* the wait after the last verdict */
+	uint64_t sum;  /* the trial's measured requests */
+	uint32_t wait; /* steady windows left before a trial */
+	uint32_t hold; /* the wait after the last verdict */
 	enum fring_poll_event event;
-	uint32_t rate_pct;      /* polling's rate as % of not polling's */
+	uint32_t rate_pct; /* polling's rate as % of not polling's */
 	uint32_t trials, changes;
 };
 

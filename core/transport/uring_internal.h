@@ -200,14 +200,14 @@ struct uring_place {
 /* uring_poll.c: whether the threads busy-poll (poll_trial.h). The window
  * fields are written only by the thread holding busy. */
 struct uring_poll {
-	_Atomic int on;                /* poll when dry (read by every thread) */
+	_Atomic int on; /* poll when dry (read by every thread) */
 	struct fring_poll_trial pol;
-	_Atomic uint64_t next_ns;      /* when the open window closes */
-	atomic_flag busy;              /* a thread is closing a window */
-	uint64_t seen;                 /* requests when the window opened */
-	uint64_t closed_ns;            /* when the last window closed */
-	uint64_t since_ns;             /* when the applied setting began */
-	uint64_t time_ns[2];           /* not polling, polling */
+	_Atomic uint64_t next_ns; /* when the open window closes */
+	atomic_flag busy;         /* a thread is closing a window */
+	uint64_t seen;            /* requests when the window opened */
+	uint64_t closed_ns;       /* when the last window closed */
+	uint64_t since_ns;        /* when the applied setting began */
+	uint64_t time_ns[2];      /* not polling, polling */
 };
 
 struct fring_uring {

@@ -48,16 +48,12 @@ void uring_poll_init(struct fring_uring *u)
 static const char *event_text(enum fring_poll_event ev)
 {
 	switch (ev) {
-	case FRING_POLL_EV_TRIAL:
-		return "on trial";
-	case FRING_POLL_EV_KEPT:
-		return "back: the trial lost";
-	case FRING_POLL_EV_CHANGED:
-		return "kept: the trial won";
+	case FRING_POLL_EV_TRIAL: return "on trial";
+	case FRING_POLL_EV_KEPT: return "back: the trial lost";
+	case FRING_POLL_EV_CHANGED: return "kept: the trial won";
 	case FRING_POLL_EV_DROPPED:
 		return "back: the load changed under the trial";
-	default:
-		return "";
+	default: return "";
 	}
 }
 
@@ -72,7 +68,8 @@ static void close_window(struct fring_uring *u, uint64_t now)
 	p->closed_ns = now;
 	if (len > URING_POLL_WINDOW_NS)
 		w = w * URING_POLL_WINDOW_NS / len;
-	if (!fring_poll_trial_step(&p->pol, w) && p->pol.event != FRING_POLL_EV_CHANGED)
+	if (!fring_poll_trial_step(&p->pol, w) &&
+	    p->pol.event != FRING_POLL_EV_CHANGED)
 		return;
 	if (p->pol.on != was) {
 		p->time_ns[was] += now - p->since_ns;
@@ -81,10 +78,13 @@ static void close_window(struct fring_uring *u, uint64_t now)
 	}
 	if (p->pol.event == FRING_POLL_EV_TRIAL)
 		fring_dbg("%s: uring: busy-poll %s %s (against %llu requests "
-			  "per window)", u->mountpoint ? u->mountpoint : "?",
+			  "per window)",
+			  u->mountpoint ? u->mountpoint : "?",
 			  p->pol.on ? "on" : "off", event_text(p->pol.event),
 			  (unsigned long long)(p->pol.base[0] + p->pol.base[1] +
-					       p->pol.base[2] + p->pol.base[3]) / 4);
+					       p->pol.base[2] +
+					       p->pol.base[3]) /
+				  4);
 	else
 		fring_dbg("%s: uring: busy-poll %s, %s (polling served %u%% of "
 			  "not polling's rate; next trial in %u windows)",
@@ -121,7 +121,7 @@ void uring_poll_log(const struct fring_uring *u, const char *name)
 		return;
 	t[p->pol.on] += now_ns() - p->since_ns;
 	fring_dbg("%s: uring: busy-poll trials: polling %.2f s, not polling "
-		  "%.2f s, %u trials, %u changed the setting", name,
-		  (double)t[1] / 1e9, (double)t[0] / 1e9, p->pol.trials,
+		  "%.2f s, %u trials, %u changed the setting",
+		  name, (double)t[1] / 1e9, (double)t[0] / 1e9, p->pol.trials,
 		  p->pol.changes);
 }

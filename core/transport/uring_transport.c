@@ -331,7 +331,8 @@ static void add(struct fring_uring_stats *s, const struct uring_counters *c)
 	s->polls += atomic_load_explicit(&c->polls, memory_order_relaxed);
 	s->polls_cut += atomic_load_explicit(&c->polls_cut, memory_order_relaxed);
 	s->poll_ns += atomic_load_explicit(&c->poll_ns, memory_order_relaxed);
-	s->pool_in_use += atomic_load_explicit(&c->pool_in_use, memory_order_relaxed);
+	s->pool_in_use += atomic_load_explicit(&c->pool_in_use,
+					       memory_order_relaxed);
 }
 
 int fring_uring_stats(const struct fring_uring *u, uint32_t qid,

@@ -27,7 +27,7 @@
 #define S3_ROOT 1 /* FUSE_ROOT_ID */
 
 struct s3_cfg {
-	char *endpoint;      /* scheme://host[:port], no trailing slash */
+	char *endpoint; /* scheme://host[:port], no trailing slash */
 	char *region;
 	char *bucket;
 	char *prefix;        /* "" or ends in '/' */
@@ -88,7 +88,7 @@ struct s3_fs {
 	struct s3_cfg cfg;
 	struct s3_meta meta;
 	struct s3_work *work;
-	char *base_url; /* the bucket's URL, no trailing '/' */
+	char *base_url;                  /* the bucket's URL, no trailing '/' */
 	struct curl_slist *auth_headers; /* x-amz-content-sha256 and token */
 	char *userpwd;
 	char *sigv4;
@@ -100,15 +100,21 @@ struct s3_fs {
 
 /* Error kinds, each logged once per mount with its request id. */
 enum {
-	S3_ERR_NOT_FOUND, S3_ERR_DENIED, S3_ERR_THROTTLED, S3_ERR_SERVER,
-	S3_ERR_NETWORK, S3_ERR_OTHER, S3_ERR_KINDS
+	S3_ERR_NOT_FOUND,
+	S3_ERR_DENIED,
+	S3_ERR_THROTTLED,
+	S3_ERR_SERVER,
+	S3_ERR_NETWORK,
+	S3_ERR_OTHER,
+	S3_ERR_KINDS
 };
 
 struct s3_call {
 	const char *method; /* GET, HEAD, PUT, POST, DELETE */
-	const char *key;    /* object key relative to cfg.prefix; NULL: the bucket */
-	bool raw_key;       /* key is the full key, without cfg.prefix */
-	const char *query;  /* canonical: from s3_query */
+	const char
+		*key; /* object key relative to cfg.prefix; NULL: the bucket */
+	bool raw_key; /* key is the full key, without cfg.prefix */
+	const char *query;             /* canonical: from s3_query */
 	uint64_t range_off, range_len; /* range_len 0: no Range */
 	const void *body;
 	size_t body_len;
@@ -152,7 +158,7 @@ int64_t s3_parse_iso_date(const char *s);
 /* ---- s3_list.c ---- */
 
 struct s3_entry {
-	char *name;   /* relative to the listed directory, no slash */
+	char *name; /* relative to the listed directory, no slash */
 	bool dir;
 	uint64_t size;
 	int64_t mtime;
@@ -213,7 +219,8 @@ void s3_lookup(void *inst, fring_req *r, const struct fring_name_args *a);
 void s3_getattr(void *inst, fring_req *r, const struct fring_getattr_args *a);
 void s3_opendir(void *inst, fring_req *r, const struct fring_open_args *a);
 void s3_readdir(void *inst, fring_req *r, const struct fring_read_args *a);
-void s3_releasedir(void *inst, fring_req *r, const struct fring_release_args *a);
+void s3_releasedir(void *inst, fring_req *r,
+		   const struct fring_release_args *a);
 void s3_statfs(void *inst, fring_req *r, const struct fring_node_args *a);
 void s3_open(void *inst, fring_req *r, const struct fring_open_args *a);
 void s3_read(void *inst, fring_req *r, const struct fring_read_args *a);

@@ -21,7 +21,7 @@ struct change_job {
 	uint64_t ino;   /* the node changed (RENAME: the source) */
 	uint32_t flags; /* RENAME flags */
 	char *path;
-	char *to;       /* RENAME: the new path */
+	char *to; /* RENAME: the new path */
 };
 
 static void job_free(struct change_job *j)
@@ -157,7 +157,8 @@ static void mkdir_job(struct s3_fs *fs, CURL *c, void *arg)
 		pthread_mutex_lock(&fs->meta.lock);
 		n = s3_node_make(&fs->meta, j->path);
 		if (n) {
-			s3_node_set(n, true, 0, (int64_t)time(NULL), s3_now_ns());
+			s3_node_set(n, true, 0, (int64_t)time(NULL),
+				    s3_now_ns());
 			n->nlookup++;
 			s3_node_entry(fs, n, &e);
 		}

@@ -80,7 +80,8 @@ static int from_file(struct s3_fs *fs, const char *file, const char *profile)
 int s3_creds_resolve(struct s3_fs *fs)
 {
 	struct s3_cfg *cfg = &fs->cfg;
-	const char *profile = cfg->profile ? cfg->profile : getenv("AWS_PROFILE");
+	const char *profile = cfg->profile ? cfg->profile
+					   : getenv("AWS_PROFILE");
 	const char *ak = getenv("AWS_ACCESS_KEY_ID");
 	const char *sk = getenv("AWS_SECRET_ACCESS_KEY");
 	const char *tok = getenv("AWS_SESSION_TOKEN");
@@ -101,11 +102,12 @@ int s3_creds_resolve(struct s3_fs *fs)
 	if (cfg->credentials_file) {
 		err = from_file(fs, cfg->credentials_file, profile);
 		if (err == -ENOENT)
-			fring_logf(fs->mount, FRING_LOG_ERROR,
-				   "s3: credentials_file %s: no readable profile "
-				   "'%s' with aws_access_key_id and "
-				   "aws_secret_access_key", cfg->credentials_file,
-				   profile);
+			fring_logf(
+				fs->mount, FRING_LOG_ERROR,
+				"s3: credentials_file %s: no readable profile "
+				"'%s' with aws_access_key_id and "
+				"aws_secret_access_key",
+				cfg->credentials_file, profile);
 		return err == -ENOENT ? -EINVAL : err;
 	}
 	if (ak && *ak && sk && *sk) {

@@ -16,8 +16,8 @@ struct s3_file {
 	char *win;
 	uint64_t win_off;
 	size_t win_len, win_cap;
-	uint64_t next_off; /* where a sequential reader reads next */
-	size_t ahead;      /* the next sequential fetch's size */
+	uint64_t next_off;    /* where a sequential reader reads next */
+	size_t ahead;         /* the next sequential fetch's size */
 	struct s3_upload *up; /* open for writing: the new body */
 };
 

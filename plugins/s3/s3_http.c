@@ -70,7 +70,8 @@ struct qpair {
 
 static int qpair_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct qpair *)a)->k, ((const struct qpair *)b)->k);
+	return strcmp(((const struct qpair *)a)->k,
+		      ((const struct qpair *)b)->k);
 }
 
 char *s3_query(const char *const *kv)
@@ -174,8 +175,8 @@ static size_t on_upload(char *p, size_t sz, size_t nm, void *arg)
 	return n;
 }
 
-static void header_value(const char *h, size_t n, const char *name,
-			 char *out, size_t cap)
+static void header_value(const char *h, size_t n, const char *name, char *out,
+			 size_t cap)
 {
 	size_t k = strlen(name), len;
 
@@ -271,7 +272,7 @@ static void error_code(struct s3_resp *r)
 	if (!e)
 		return;
 	n = (size_t)(e - s) < sizeof(r->code) - 1 ? (size_t)(e - s)
-						   : sizeof(r->code) - 1;
+						  : sizeof(r->code) - 1;
 	memcpy(r->code, s, n);
 	r->code[n] = '\0';
 }
@@ -285,25 +286,17 @@ static int status_errno(const struct s3_resp *r, int *kind)
 		return -EAGAIN;
 	}
 	switch (r->status) {
-	case 404:
-		*kind = S3_ERR_NOT_FOUND;
-		return -ENOENT;
+	case 404: *kind = S3_ERR_NOT_FOUND; return -ENOENT;
 	case 401:
-	case 403:
-		*kind = S3_ERR_DENIED;
-		return -EACCES;
+	case 403: *kind = S3_ERR_DENIED; return -EACCES;
 	case 400:
 		*kind = S3_ERR_OTHER;
 		return !strcmp(c, "EntityTooLarge") ? -EFBIG : -EINVAL;
 	case 409:
 		*kind = S3_ERR_OTHER;
 		return !strcmp(c, "BucketNotEmpty") ? -ENOTEMPTY : -EBUSY;
-	case 412:
-		*kind = S3_ERR_OTHER;
-		return -EAGAIN;
-	case 416:
-		*kind = S3_ERR_OTHER;
-		return -EINVAL;
+	case 412: *kind = S3_ERR_OTHER; return -EAGAIN;
+	case 416: *kind = S3_ERR_OTHER; return -EINVAL;
 	}
 	*kind = r->status >= 500 ? S3_ERR_SERVER : S3_ERR_OTHER;
 	return -EIO;
@@ -311,7 +304,8 @@ static int status_errno(const struct s3_resp *r, int *kind)
 
 static bool retryable(const struct s3_resp *r)
 {
-	return r->status >= 500 || r->status == 429 || !strcmp(r->code, "SlowDown");
+	return r->status >= 500 || r->status == 429 ||
+	       !strcmp(r->code, "SlowDown");
 }
 
 static void log_once(struct s3_fs *fs, int kind, const struct s3_call *call,
@@ -326,15 +320,18 @@ static void log_once(struct s3_fs *fs, int kind, const struct s3_call *call,
 	if (curl_err)
 		fring_logf(fs->mount, FRING_LOG_ERROR,
 			   "s3: %s %s%s: %s (%s; logged once per kind)",
-			   call->method, fs->cfg.prefix, call->key ? call->key : "",
-			   curl_err, strerror(-err));
+			   call->method, fs->cfg.prefix,
+			   call->key ? call->key : "", curl_err,
+			   strerror(-err));
 	else
-		fring_logf(fs->mount, FRING_LOG_ERROR,
-			   "s3: %s %s%s: HTTP %ld %s, request id %s (%s; logged "
-			   "once per kind)", call->method, fs->cfg.prefix,
-			   call->key ? call->key : "", r->status,
-			   *r->code ? r->code : "-",
-			   *r->request_id ? r->request_id : "-", strerror(-err));
+		fring_logf(
+			fs->mount, FRING_LOG_ERROR,
+			"s3: %s %s%s: HTTP %ld %s, request id %s (%s; logged "
+			"once per kind)",
+			call->method, fs->cfg.prefix,
+			call->key ? call->key : "", r->status,
+			*r->code ? r->code : "-",
+			*r->request_id ? r->request_id : "-", strerror(-err));
 }
 
 static struct curl_slist *call_headers(struct s3_fs *fs,
@@ -353,7 +350,8 @@ static struct curl_slist *call_headers(struct s3_fs *fs,
 	if (call->range_len) {
 		snprintf(line, sizeof(line), "Range: bytes=%llu-%llu",
 			 (unsigned long long)call->range_off,
-			 (unsigned long long)(call->range_off + call->range_len - 1));
+			 (unsigned long long)(call->range_off +
+					      call->range_len - 1));
 		if (!(t = curl_slist_append(h, line)))
 			goto fail;
 		h = t;
@@ -362,7 +360,8 @@ static struct curl_slist *call_headers(struct s3_fs *fs,
 		struct s3_buf b = { 0 };
 
 		if (s3_buf_add(&b, "x-amz-copy-source: ", 19) ||
-		    s3_buf_add(&b, call->copy_source, strlen(call->copy_source))) {
+		    s3_buf_add(&b, call->copy_source,
+			       strlen(call->copy_source))) {
 			free(b.p);
 			goto fail;
 		}
@@ -379,7 +378,8 @@ fail:
 }
 
 static CURLcode perform(struct s3_fs *fs, CURL *c, const struct s3_call *call,
-			const char *url, struct curl_slist *hdrs, struct xfer *x)
+			const char *url, struct curl_slist *hdrs,
+			struct xfer *x)
 {
 	const struct s3_cfg *cfg = &fs->cfg;
 
@@ -389,7 +389,8 @@ static CURLcode perform(struct s3_fs *fs, CURL *c, const struct s3_call *call,
 	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, fs->sigv4);
 	curl_easy_setopt(c, CURLOPT_USERPWD, fs->userpwd);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)cfg->connect_timeout_ms);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, cfg->tls_verify ? 1L : 0L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, cfg->tls_verify ? 2L : 0L);
@@ -412,7 +413,8 @@ static CURLcode perform(struct s3_fs *fs, CURL *c, const struct s3_call *call,
 				 (curl_off_t)call->body_len);
 	} else if (!strcmp(call->method, "POST")) {
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, call->body ? call->body : "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS,
+				 call->body ? call->body : "");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
 				 (curl_off_t)call->body_len);
 	} else if (strcmp(call->method, "GET")) {
@@ -451,7 +453,8 @@ int s3_http(struct s3_fs *fs, CURL *c, const struct s3_call *call,
 		if (cc != CURLE_OK && !(x.overflow)) {
 			curl_err = curl_easy_strerror(cc);
 			kind = S3_ERR_NETWORK;
-			err = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
+			err = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
+							     : -EIO;
 		} else if (x.overflow) {
 			curl_err = "more data than asked for";
 			kind = S3_ERR_OTHER;
@@ -468,7 +471,8 @@ int s3_http(struct s3_fs *fs, CURL *c, const struct s3_call *call,
 		ms = (uint64_t)BACKOFF_FIRST_MS << (attempt < 6 ? attempt : 6);
 		if (ms > BACKOFF_MAX_MS)
 			ms = BACKOFF_MAX_MS;
-		ms += (uint64_t)rand() % (ms / 2 + 1); /* jitter: spread retries */
+		ms += (uint64_t)rand() %
+		      (ms / 2 + 1); /* jitter: spread retries */
 		usleep((useconds_t)(ms * 1000));
 	}
 	if (err)
@@ -524,7 +528,8 @@ int s3_http_setup(struct s3_fs *fs)
 	if (cfg->session_token) {
 		memset(&b, 0, sizeof(b));
 		if (s3_buf_add(&b, "x-amz-security-token: ", 22) ||
-		    s3_buf_add(&b, cfg->session_token, strlen(cfg->session_token)))
+		    s3_buf_add(&b, cfg->session_token,
+			       strlen(cfg->session_token)))
 			return -ENOMEM;
 		t = curl_slist_append(fs->auth_headers, b.p);
 		free(b.p);

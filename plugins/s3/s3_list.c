@@ -112,16 +112,22 @@ static int parse_page(const struct s3_buf *body, const char *pre,
 			const char *lm = child_text(n, "LastModified", &c);
 
 			pg->count++;
-			key = k ? below(k, pre, prelen, false, name, sizeof(name)) : NULL;
+			key = k ? below(k, pre, prelen, false, name,
+					sizeof(name))
+				: NULL;
 			if (key)
 				err = listing_add(out, key, false,
-						  sz ? strtoull(sz, NULL, 10) : 0,
-						  lm ? s3_parse_iso_date(lm) : 0);
+						  sz ? strtoull(sz, NULL, 10)
+						     : 0,
+						  lm ? s3_parse_iso_date(lm)
+						     : 0);
 		} else if (!strcmp(nm, "CommonPrefixes")) {
 			const char *p = child_text(n, "Prefix", &a);
 
 			pg->count++;
-			key = p ? below(p, pre, prelen, true, name, sizeof(name)) : NULL;
+			key = p ? below(p, pre, prelen, true, name,
+					sizeof(name))
+				: NULL;
 			if (key)
 				err = listing_add(out, key, true, 0, 0);
 		} else if (!strcmp(nm, "IsTruncated")) {
@@ -184,10 +190,17 @@ static int list_pages(struct s3_fs *fs, CURL *c, const char *path, size_t max,
 		return -ENOMEM;
 	snprintf(maxs, sizeof(maxs), "%zu", max ? max : 1000);
 	do {
-		const char *kv[] = { "list-type", "2", "delimiter", "/",
-				     "prefix", pre.p, "max-keys", maxs,
+		const char *kv[] = { "list-type",
+				     "2",
+				     "delimiter",
+				     "/",
+				     "prefix",
+				     pre.p,
+				     "max-keys",
+				     maxs,
 				     pg.token ? "continuation-token" : NULL,
-				     pg.token, NULL };
+				     pg.token,
+				     NULL };
 		struct s3_call call = { .method = "GET", .query = NULL };
 		struct s3_resp resp;
 		char *q = s3_query(kv);

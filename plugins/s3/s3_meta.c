@@ -166,7 +166,7 @@ void s3_node_attr(const struct s3_fs *fs, const struct s3_node *n,
 	a->size = n->size;
 	a->blocks = (n->size + 511) / 512;
 	a->mtime_sec = a->ctime_sec = a->atime_sec = n->mtime ? n->mtime
-								: fs->started;
+							      : fs->started;
 	a->mode = n->dir ? (S_IFDIR | fs->cfg.dir_mode)
 			 : (S_IFREG | fs->cfg.file_mode);
 	a->nlink = n->dir ? 2 : 1;
@@ -185,8 +185,7 @@ void s3_node_entry(const struct s3_fs *fs, const struct s3_node *n,
 	s3_node_attr(fs, n, &e->attr);
 }
 
-void s3_forget(void *inst, const struct fring_forget_one *items,
-	       uint32_t count)
+void s3_forget(void *inst, const struct fring_forget_one *items, uint32_t count)
 {
 	struct s3_fs *fs = inst;
 	uint32_t i;
@@ -199,7 +198,8 @@ void s3_forget(void *inst, const struct fring_forget_one *items,
 
 		if (n && n->ino != S3_ROOT)
 			n->nlookup = n->nlookup > items[i].nlookup
-					     ? n->nlookup - items[i].nlookup : 0;
+					     ? n->nlookup - items[i].nlookup
+					     : 0;
 	}
 	pthread_mutex_unlock(&fs->meta.lock);
 }

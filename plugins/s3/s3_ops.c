@@ -27,7 +27,7 @@ struct dir_handle {
 		uint64_t ino;
 		bool dir;
 		char *name;
-	} *items;
+	} * items;
 };
 
 static struct name_job *name_job_new(fring_req *r, const char *path)
@@ -134,7 +134,8 @@ void s3_lookup(void *inst, fring_req *r, const struct fring_name_args *a)
 		fring_host->reply_err(r, err);
 	} else if (n) {
 		if (fring_host->reply_entry(r, &e) < 0)
-			s3_forget(fs, &(struct fring_forget_one){ e.ino, 1 }, 1);
+			s3_forget(fs, &(struct fring_forget_one){ e.ino, 1 },
+				  1);
 	} else {
 		queue(fs, r, lookup_job, name_job_new(r, path));
 	}
@@ -205,8 +206,8 @@ static void dir_handle_free(struct dir_handle *h)
 
 /* The listing becomes the handle's snapshot; every entry's node is made
  * or refreshed, so the LOOKUPs that follow are answered at once. */
-static int snapshot(struct s3_fs *fs, const char *path,
-		    struct s3_listing *l, struct dir_handle *h)
+static int snapshot(struct s3_fs *fs, const char *path, struct s3_listing *l,
+		    struct dir_handle *h)
 {
 	uint64_t now = s3_now_ns();
 	int err = 0;
@@ -217,7 +218,8 @@ static int snapshot(struct s3_fs *fs, const char *path,
 		return -ENOMEM;
 	pthread_mutex_lock(&fs->meta.lock);
 	for (i = 0; i < l->n && !err; i++) {
-		char *cp = s3_child_path(path, l->e[i].name, strlen(l->e[i].name));
+		char *cp = s3_child_path(path, l->e[i].name,
+					 strlen(l->e[i].name));
 		struct s3_node *n = cp ? s3_node_make(&fs->meta, cp) : NULL;
 
 		free(cp);
@@ -226,7 +228,8 @@ static int snapshot(struct s3_fs *fs, const char *path,
 			break;
 		}
 		if (!n->writers)
-			s3_node_set(n, l->e[i].dir, l->e[i].size, l->e[i].mtime, now);
+			s3_node_set(n, l->e[i].dir, l->e[i].size, l->e[i].mtime,
+				    now);
 		h->items[h->n].ino = n->ino;
 		h->items[h->n].dir = n->dir;
 		h->items[h->n].name = l->e[i].name;
@@ -290,7 +293,8 @@ void s3_readdir(void *inst, fring_req *r, const struct fring_read_args *a)
 	int ret = 1;
 
 	if (off < COOKIE_DOT)
-		ret = fring_host->dir_add(r, ".", 1, h->ino, S_IFDIR, COOKIE_DOT);
+		ret = fring_host->dir_add(r, ".", 1, h->ino, S_IFDIR,
+					  COOKIE_DOT);
 	if (ret == 1 && off < COOKIE_DOTDOT)
 		ret = fring_host->dir_add(r, "..", 2, h->ino, S_IFDIR,
 					  COOKIE_DOTDOT);
@@ -298,8 +302,9 @@ void s3_readdir(void *inst, fring_req *r, const struct fring_read_args *a)
 	     ret == 1 && off < h->n; off++) {
 		const struct dir_item *it = &h->items[off];
 
-		ret = fring_host->dir_add(r, it->name, (uint32_t)strlen(it->name),
-					  it->ino, it->dir ? S_IFDIR : S_IFREG,
+		ret = fring_host->dir_add(r, it->name,
+					  (uint32_t)strlen(it->name), it->ino,
+					  it->dir ? S_IFDIR : S_IFREG,
 					  COOKIE_FIRST + off);
 	}
 	if (ret < 0)
@@ -318,9 +323,14 @@ void s3_statfs(void *inst, fring_req *r, const struct fring_node_args *a)
 {
 	/* A bucket has no capacity to report: plenty, as mountpoint-s3 says. */
 	struct fring_statfs s = {
-		.blocks = 1ull << 40, .bfree = 1ull << 40, .bavail = 1ull << 40,
-		.files = 1ull << 32, .ffree = 1ull << 32, .bsize = 1u << 20,
-		.frsize = 1u << 20, .namelen = 1024,
+		.blocks = 1ull << 40,
+		.bfree = 1ull << 40,
+		.bavail = 1ull << 40,
+		.files = 1ull << 32,
+		.ffree = 1ull << 32,
+		.bsize = 1u << 20,
+		.frsize = 1u << 20,
+		.namelen = 1024,
 	};
 
 	fring_host->reply_statfs(r, &s);

@@ -181,7 +181,8 @@ static int s3_config(void *inst, const char *key, const char *v)
 	if (!strcmp(key, "dir_mode"))
 		return opt_mode(fs, key, v, &c->dir_mode);
 	fring_logf(fs->mount, FRING_LOG_ERROR,
-		   "s3: unknown option '%s' (fring plugins shows them all)", key);
+		   "s3: unknown option '%s' (fring plugins shows them all)",
+		   key);
 	return -EINVAL;
 }
 
@@ -226,8 +227,8 @@ static int normalize(struct s3_fs *fs)
  * the credentials work, or the mount is refused with the reason. */
 static int check_bucket(struct s3_fs *fs)
 {
-	const char *kv[] = { "list-type", "2", "max-keys", "1",
-			     "prefix", fs->cfg.prefix, NULL };
+	const char *kv[] = { "list-type",    "2", "max-keys", "1", "prefix",
+			     fs->cfg.prefix, NULL };
 	struct s3_call call = { .method = "GET", .quiet = true };
 	CURL *c = s3_curl_new(fs);
 	struct s3_resp resp;
@@ -238,16 +239,18 @@ static int check_bucket(struct s3_fs *fs)
 	if (!err)
 		err = s3_http(fs, c, &call, &resp);
 	if (err && err != -ENOMEM) {
-		const char *hint = err == -EACCES
-			? ": check access_key/secret_key (or the credentials "
-			  "they came from) and the bucket's policy"
-			: err == -ENOENT ? ": no such bucket" : "";
+		const char *hint =
+			err == -EACCES
+				? ": check access_key/secret_key (or the credentials "
+				  "they came from) and the bucket's policy"
+			: err == -ENOENT ? ": no such bucket"
+					 : "";
 
 		fring_logf(fs->mount, FRING_LOG_ERROR,
 			   "s3: bucket '%s' at %s: %s (HTTP %ld %s, request "
-			   "id %s)%s", fs->cfg.bucket, fs->cfg.endpoint,
-			   strerror(-err), resp.status,
-			   *resp.code ? resp.code : "-",
+			   "id %s)%s",
+			   fs->cfg.bucket, fs->cfg.endpoint, strerror(-err),
+			   resp.status, *resp.code ? resp.code : "-",
 			   *resp.request_id ? resp.request_id : "-", hint);
 	}
 	if (q)
@@ -284,7 +287,8 @@ static int s3_config_complete(void *inst)
 	fring_logf(fs->mount, FRING_LOG_INFO,
 		   "s3: serving bucket %s%s%s at %s (%s, %u threads)",
 		   fs->cfg.bucket, *fs->cfg.prefix ? "/" : "", fs->cfg.prefix,
-		   fs->cfg.endpoint, fs->cfg.readonly ? "read-only" : "read-write",
+		   fs->cfg.endpoint,
+		   fs->cfg.readonly ? "read-only" : "read-write",
 		   fs->cfg.threads);
 	return 0;
 }
@@ -325,28 +329,17 @@ static void s3_destroy(void *inst)
 }
 
 static const struct fring_fs_ops s3_ops = {
-	FRING_OPS_HEADER,
-	.lookup = s3_lookup,
-	.forget = s3_forget,
-	.getattr = s3_getattr,
-	.setattr = s3_setattr,
-	.mknod = s3_refuse_make,
-	.mkdir = s3_mkdir,
-	.symlink = s3_refuse_make,
-	.unlink = s3_unlink,
-	.rmdir = s3_rmdir,
-	.rename = s3_rename,
-	.link = s3_refuse_link,
-	.open = s3_open,
-	.read = s3_read,
-	.write = s3_write,
-	.flush = s3_flush,
-	.release = s3_release,
-	.opendir = s3_opendir,
-	.readdir = s3_readdir,
-	.releasedir = s3_releasedir,
-	.statfs = s3_statfs,
-	.create = s3_create,
+	FRING_OPS_HEADER,      .lookup = s3_lookup,
+	.forget = s3_forget,   .getattr = s3_getattr,
+	.setattr = s3_setattr, .mknod = s3_refuse_make,
+	.mkdir = s3_mkdir,     .symlink = s3_refuse_make,
+	.unlink = s3_unlink,   .rmdir = s3_rmdir,
+	.rename = s3_rename,   .link = s3_refuse_link,
+	.open = s3_open,       .read = s3_read,
+	.write = s3_write,     .flush = s3_flush,
+	.release = s3_release, .opendir = s3_opendir,
+	.readdir = s3_readdir, .releasedir = s3_releasedir,
+	.statfs = s3_statfs,   .create = s3_create,
 };
 
 static struct fring_plugin s3_plugin = {

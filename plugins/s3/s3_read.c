@@ -170,8 +170,10 @@ void s3_open(void *inst, fring_req *r, const struct fring_open_args *a)
 static int fetch(struct s3_fs *fs, CURL *c, struct s3_file *f, uint64_t off,
 		 size_t len)
 {
-	struct s3_call get = { .method = "GET", .key = f->path,
-			       .range_off = off, .range_len = len };
+	struct s3_call get = { .method = "GET",
+			       .key = f->path,
+			       .range_off = off,
+			       .range_len = len };
 	struct s3_resp resp;
 	int err;
 
@@ -199,7 +201,8 @@ static void read_job(struct s3_fs *fs, CURL *c, void *arg)
 {
 	struct read_job *j = arg;
 	struct s3_file *f = j->f;
-	uint64_t off = j->off, max = fs->cfg.part_size * fs->cfg.readahead_parts;
+	uint64_t off = j->off,
+		 max = fs->cfg.part_size * fs->cfg.readahead_parts;
 	size_t len = j->len, want;
 	int err = 0;
 
@@ -208,15 +211,17 @@ static void read_job(struct s3_fs *fs, CURL *c, void *arg)
 		len = 0;
 	else if (len > f->size - off)
 		len = (size_t)(f->size - off);
-	if (len && !(off >= f->win_off && off + len <= f->win_off + f->win_len)) {
-		if (off == f->next_off ||
-		    (f->win_len && off >= f->win_off &&
-		     off <= f->win_off + f->win_len)) {
+	if (len &&
+	    !(off >= f->win_off && off + len <= f->win_off + f->win_len)) {
+		if (off == f->next_off || (f->win_len && off >= f->win_off &&
+					   off <= f->win_off + f->win_len)) {
 			want = f->ahead;
 			if (f->ahead < max)
-				f->ahead = f->ahead * 2 < max ? f->ahead * 2 : max;
+				f->ahead = f->ahead * 2 < max ? f->ahead * 2
+							      : max;
 		} else {
-			want = (len + RANDOM_ALIGN - 1) / RANDOM_ALIGN * RANDOM_ALIGN;
+			want = (len + RANDOM_ALIGN - 1) / RANDOM_ALIGN *
+			       RANDOM_ALIGN;
 			f->ahead = AHEAD_FIRST;
 		}
 		if (want < len)
@@ -227,12 +232,14 @@ static void read_job(struct s3_fs *fs, CURL *c, void *arg)
 	}
 	if (!err && len && off + len > f->win_off + f->win_len)
 		len = f->win_off + f->win_len > off
-			      ? (size_t)(f->win_off + f->win_len - off) : 0;
+			      ? (size_t)(f->win_off + f->win_len - off)
+			      : 0;
 	if (err) {
 		fring_host->reply_err(j->r, err);
 	} else {
 		f->next_off = off + len;
-		fring_host->reply_data(j->r, len ? f->win + (off - f->win_off) : "",
+		fring_host->reply_data(j->r,
+				       len ? f->win + (off - f->win_off) : "",
 				       (uint32_t)len);
 	}
 	pthread_mutex_unlock(&f->lock);
@@ -255,7 +262,9 @@ void s3_read(void *inst, fring_req *r, const struct fring_read_args *a)
 		fring_host->reply_err(r, -ENOMEM);
 		return;
 	}
-	*j = (struct read_job){ .r = r, .f = f, .off = a->offset, .len = a->len };
+	*j = (struct read_job){
+		.r = r, .f = f, .off = a->offset, .len = a->len
+	};
 	err = s3_submit(fs, read_job, j);
 	if (err) {
 		free(j);

@@ -155,7 +155,8 @@ static int ensure_id(struct s3_fs *fs, CURL *c, struct s3_upload *up)
 	if (!up->upload_id) {
 		call.query = s3_query(kv);
 		err = call.query ? s3_http(fs, c, &call, &resp) : -ENOMEM;
-		if (!err && !(up->upload_id = xml_value(&resp.body, "UploadId")))
+		if (!err &&
+		    !(up->upload_id = xml_value(&resp.body, "UploadId")))
 			err = -EIO;
 		if (call.query)
 			s3_resp_free(&resp);
@@ -178,8 +179,10 @@ static char *part_query(struct s3_upload *up, uint32_t num)
 static int put_part(struct s3_fs *fs, CURL *c, struct part *p)
 {
 	struct s3_upload *up = p->up;
-	struct s3_call call = { .method = "PUT", .key = up->path,
-				.body = p->buf, .body_len = p->len };
+	struct s3_call call = { .method = "PUT",
+				.key = up->path,
+				.body = p->buf,
+				.body_len = p->len };
 	struct s3_resp resp;
 	int err = ensure_id(fs, c, up);
 
@@ -299,8 +302,10 @@ void s3_write(void *inst, fring_req *r, const struct fring_write_args *a)
 			break;
 		}
 		up->etags[up->nparts] = NULL;
-		*p = (struct part){ .up = up, .num = ++up->nparts,
-				    .buf = up->buf, .len = up->len };
+		*p = (struct part){ .up = up,
+				    .num = ++up->nparts,
+				    .buf = up->buf,
+				    .len = up->len };
 		up->buf = nb;
 		up->len = 0;
 		if (up->in_flight < fs->cfg.upload_parts) {
@@ -349,12 +354,14 @@ static int complete(struct s3_fs *fs, CURL *c, struct s3_upload *up)
 			err = -EIO;
 			break;
 		}
-		snprintf(line, sizeof(line),
-			 "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
-			 i + 1, up->etags[i]);
+		snprintf(
+			line, sizeof(line),
+			"<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
+			i + 1, up->etags[i]);
 		err = s3_buf_add(&x, line, strlen(line));
 	}
-	err = err || s3_buf_add(&x, "</CompleteMultipartUpload>", 26) ? -ENOMEM : 0;
+	err = err || s3_buf_add(&x, "</CompleteMultipartUpload>", 26) ? -ENOMEM
+								      : 0;
 	call.query = err ? NULL : s3_query(kv);
 	if (!err && call.query) {
 		call.body = x.p;
@@ -383,7 +390,8 @@ static void abort_upload(struct s3_fs *fs, CURL *c, struct s3_upload *up)
 	call.query = s3_query(kv);
 	if (call.query && s3_http(fs, c, &call, &resp) == 0)
 		fring_logf(fs->mount, FRING_LOG_INFO,
-			   "s3: %s%s: upload aborted", fs->cfg.prefix, up->path);
+			   "s3: %s%s: upload aborted", fs->cfg.prefix,
+			   up->path);
 	if (call.query)
 		s3_resp_free(&resp);
 	free((char *)call.query);
@@ -402,8 +410,10 @@ static int finish(struct s3_fs *fs, CURL *c, struct s3_upload *up)
 	err = up->err;
 	pthread_mutex_unlock(&up->lock);
 	if (!err && !up->nparts) {
-		struct s3_call put = { .method = "PUT", .key = up->path,
-				       .body = up->buf, .body_len = up->len };
+		struct s3_call put = { .method = "PUT",
+				       .key = up->path,
+				       .body = up->buf,
+				       .body_len = up->len };
 		struct s3_resp resp;
 
 		err = s3_http(fs, c, &put, &resp);
@@ -412,8 +422,10 @@ static int finish(struct s3_fs *fs, CURL *c, struct s3_upload *up)
 		if (up->len) {
 			char **et = realloc(up->etags,
 					    (up->nparts + 1) * sizeof(*et));
-			struct part p = { .up = up, .num = up->nparts + 1,
-					  .buf = up->buf, .len = up->len };
+			struct part p = { .up = up,
+					  .num = up->nparts + 1,
+					  .buf = up->buf,
+					  .len = up->len };
 
 			if (!et)
 				return -ENOMEM;
@@ -441,8 +453,9 @@ static void flush_job(struct s3_fs *fs, CURL *c, void *arg)
 		if (up->result) {
 			fring_logf(fs->mount, FRING_LOG_WARN,
 				   "s3: %s%s: upload failed (%s); the object "
-				   "keeps its old body", fs->cfg.prefix,
-				   up->path, strerror(-up->result));
+				   "keeps its old body",
+				   fs->cfg.prefix, up->path,
+				   strerror(-up->result));
 			up->result = -EIO;
 		}
 		free(up->buf);
@@ -497,10 +510,11 @@ static void release_job(struct s3_fs *fs, CURL *c, void *arg)
 	int err = finish(fs, c, up);
 
 	if (err)
-		fring_logf(fs->mount, FRING_LOG_WARN,
-			   "s3: %s%s: upload at release failed (%s); the object "
-			   "keeps its old body", fs->cfg.prefix, up->path,
-			   strerror(-err));
+		fring_logf(
+			fs->mount, FRING_LOG_WARN,
+			"s3: %s%s: upload at release failed (%s); the object "
+			"keeps its old body",
+			fs->cfg.prefix, up->path, strerror(-err));
 	node_update(fs, up, !err);
 	upload_free(up);
 	f->up = NULL;

@@ -439,9 +439,10 @@ Test(config, invalid_files)
 			"(while parsing a flow sequence at 3:13)");
 	expect_file_err("unknown_top.yaml",
 			"4:1: unknown key 'mount' at top level (expected one of: mounts)");
-	expect_file_err("unknown_mount.yaml",
-			"4:5: unknown key 'mountpoin' in mount (expected one of: mountpoint, "
-			"plugin, options, mount_options, transport, stats)");
+	expect_file_err(
+		"unknown_mount.yaml",
+		"4:5: unknown key 'mountpoin' in mount (expected one of: mountpoint, "
+		"plugin, options, mount_options, transport, stats)");
 	expect_file_err("unknown_transport.yaml",
 			"6:7: unknown key 'queue-depth' in transport (expected one of: mode, "
 			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us, placement, cpus, "
@@ -636,14 +637,16 @@ Test(config, first_error_in_the_file_is_reported)
 		   "t.yaml:2:24: transport.mode must be one of auto, uring, devfuse, "
 		   "got 'x'");
 	/* an unknown key of the mount before a bad mountpoint value */
-	expect_err("mounts:\n  - bogus: 1\n    mountpoint: [a]\n    plugin: memfs\n",
-		   "t.yaml:2:5: unknown key 'bogus' in mount (expected one of: "
-		   "mountpoint, plugin, options, mount_options, transport, stats)");
+	expect_err(
+		"mounts:\n  - bogus: 1\n    mountpoint: [a]\n    plugin: memfs\n",
+		"t.yaml:2:5: unknown key 'bogus' in mount (expected one of: "
+		"mountpoint, plugin, options, mount_options, transport, stats)");
 	/* a misspelt required key: the misspelling, not "missing" at the
 	 * entry's start */
-	expect_err("mounts:\n  - mountpoint: /mnt/a\n    plugni: memfs\n",
-		   "t.yaml:3:5: unknown key 'plugni' in mount (expected one of: "
-		   "mountpoint, plugin, options, mount_options, transport, stats)");
+	expect_err(
+		"mounts:\n  - mountpoint: /mnt/a\n    plugni: memfs\n",
+		"t.yaml:3:5: unknown key 'plugni' in mount (expected one of: "
+		"mountpoint, plugin, options, mount_options, transport, stats)");
 	expect_err("mount:\n  - mountpoint: /mnt/a\n    plugin: memfs\n",
 		   "t.yaml:1:1: unknown key 'mount' at top level (expected one of: "
 		   "mounts)");

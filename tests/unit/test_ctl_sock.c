@@ -58,7 +58,8 @@ Test(ctl_sock, path_is_kind_and_key_hash_in_a_0700_dir)
 	/* FNV-1a 64's published values. */
 	cr_assert_eq(fring_ctl_hash(""), 0xcbf29ce484222325ull);
 	cr_assert_eq(fring_ctl_hash("a"), 0xaf63dc4c8601ec8cull);
-	cr_assert_eq(fring_ctl_path(path, sizeof(path), "stats", "/mnt/a", 1), 0);
+	cr_assert_eq(fring_ctl_path(path, sizeof(path), "stats", "/mnt/a", 1),
+		     0);
 	snprintf(want, sizeof(want), "%s/stats-%016llx.sock", run,
 		 (unsigned long long)fring_ctl_hash("/mnt/a"));
 	cr_assert_str_eq(path, want);
@@ -66,11 +67,14 @@ Test(ctl_sock, path_is_kind_and_key_hash_in_a_0700_dir)
 	cr_assert(S_ISDIR(st.st_mode));
 	cr_assert_eq(st.st_mode & 07777, 0700, "mode %o", st.st_mode & 07777);
 	/* Different keys, different sockets. */
-	cr_assert_eq(fring_ctl_path(want, sizeof(want), "stats", "/mnt/b", 0), 0);
+	cr_assert_eq(fring_ctl_path(want, sizeof(want), "stats", "/mnt/b", 0),
+		     0);
 	cr_assert_str_neq(path, want);
 	/* Too long for sun_path. */
-	setenv("FRING_RUNTIME_DIR", "/tmp/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-	       "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 1);
+	setenv("FRING_RUNTIME_DIR",
+	       "/tmp/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	       "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+	       1);
 	cr_assert_eq(fring_ctl_path(path, sizeof(path), "stats", "/m", 0),
 		     -ENAMETOOLONG);
 }

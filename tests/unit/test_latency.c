@@ -46,10 +46,14 @@ Test(latency, quantiles_of_known_samples)
 	fring_lat_sum_op(shards, 2, FUSE_READ, &s);
 	cr_assert_eq(s.count, 1000);
 	cr_assert_eq(s.sum_ns, 990ull * 10000 + 9ull * 1000000 + 1000000000);
-	cr_assert_eq(fring_lat_quantile(&s, 5000), fring_lat_upper(fring_lat_bucket(10000)));
-	cr_assert_eq(fring_lat_quantile(&s, 9900), fring_lat_upper(fring_lat_bucket(10000)));
-	cr_assert_eq(fring_lat_quantile(&s, 9990), fring_lat_upper(fring_lat_bucket(1000000)));
-	cr_assert_eq(fring_lat_quantile(&s, 10000), fring_lat_upper(fring_lat_bucket(1000000000)));
+	cr_assert_eq(fring_lat_quantile(&s, 5000),
+		     fring_lat_upper(fring_lat_bucket(10000)));
+	cr_assert_eq(fring_lat_quantile(&s, 9900),
+		     fring_lat_upper(fring_lat_bucket(10000)));
+	cr_assert_eq(fring_lat_quantile(&s, 9990),
+		     fring_lat_upper(fring_lat_bucket(1000000)));
+	cr_assert_eq(fring_lat_quantile(&s, 10000),
+		     fring_lat_upper(fring_lat_bucket(1000000000)));
 	fring_lat_sum_op(shards, 2, FUSE_WRITE, &s);
 	cr_assert_eq(s.count, 0);
 	cr_assert_eq(fring_lat_quantile(&s, 5000), 0);

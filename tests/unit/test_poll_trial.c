@@ -34,7 +34,8 @@ static int until_trial(struct fring_poll_trial *p, uint64_t on, uint64_t off)
 /* Feed a trial to its verdict; the step's return. */
 static int through_trial(struct fring_poll_trial *p, uint64_t on, uint64_t off)
 {
-	for (int i = 0; i < FRING_POLL_TRIAL_SETTLE + FRING_POLL_TRIAL_MEASURE; i++) {
+	for (int i = 0; i < FRING_POLL_TRIAL_SETTLE + FRING_POLL_TRIAL_MEASURE;
+	     i++) {
 		int changed = feed(p, on, off);
 
 		if (i < FRING_POLL_TRIAL_SETTLE + FRING_POLL_TRIAL_MEASURE - 1)

@@ -24,7 +24,8 @@ static int sv[2];
 
 static void setup(void)
 {
-	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+		     0);
 }
 
 static void teardown(void)
