@@ -303,7 +303,9 @@ static int retry_or_abort(struct super *S, const struct state *st,
 	fring_warn("restart: %s; starting another new server", first);
 	if (!new_hello(S, 0, g, &second) && !new_adopts(S, st, g, &second) &&
 	    !new_serves(S, g, &second)) {
+		free(first);
 		free(second);
+		*why = NULL;
 		return 0;
 	}
 	kill_gen(g);

@@ -20,9 +20,14 @@ CARGO = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")
 TEXT = {"c": "from fring\n", "rust": "from Rust\n", "python": "from Python\n"}
 
 
-def env():
+def env(lang=None):
     e = {k: v for k, v in os.environ.items() if k != "FRING_PLUGIN_PATH"}
     e["PATH"] = os.path.dirname(CARGO) + ":" + e["PATH"]
+    if lang == "python" and "ASAN_OPTIONS" in e:
+        # tests/tools/sanitize.sh: an embedded interpreter is never
+        # finalized, so its objects "leak" at exit by design; memory errors
+        # are still caught, leaks in the C plugins by the other languages.
+        e["ASAN_OPTIONS"] += ":detect_leaks=0"
     return e
 
 
@@ -39,7 +44,7 @@ def commands(out):
 
 
 def run_printed(fring, lang, name, where):
-    r = subprocess.run([fring, "new", lang, name], cwd=where, env=env(),
+    r = subprocess.run([fring, "new", lang, name], cwd=where, env=env(lang),
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     cmds = commands(r.stdout)
@@ -47,12 +52,12 @@ def run_printed(fring, lang, name, where):
     mnt = "/tmp/" + name
     assert not os.path.exists(mnt)
     for c in cmds["build"]:
-        b = subprocess.run(["sh", "-c", c], env=env(), capture_output=True,
+        b = subprocess.run(["sh", "-c", c], env=env(lang), capture_output=True,
                            text=True, timeout=1200)
         assert b.returncode == 0, c + "\n" + b.stdout[-2000:] + b.stderr[-3000:]
     assert cmds["mount"][0] == "mkdir -p " + mnt
     subprocess.run(["sh", "-c", cmds["mount"][0]], check=True)
-    p = subprocess.Popen(["sh", "-c", cmds["mount"][1]], env=env(),
+    p = subprocess.Popen(["sh", "-c", cmds["mount"][1]], env=env(lang),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
     try:
@@ -74,7 +79,7 @@ def run_printed(fring, lang, name, where):
             p.wait()
         force_unmount(mnt)
         os.rmdir(mnt)
-    t = subprocess.run(["sh", "-c", cmds["test"][0]], env=env(),
+    t = subprocess.run(["sh", "-c", cmds["test"][0]], env=env(lang),
                        capture_output=True, text=True, timeout=60)
     assert t.returncode == 0 and "test: ok" in t.stdout, t.stdout + t.stderr
     return os.path.join(where, name)
