@@ -14,6 +14,11 @@
  * Returns 0 if unknown. */
 unsigned fring_fusectl_id(const char *mountpoint);
 
+/* Whether connection `id` still exists: its fusectl directory stays until
+ * the superblock is torn down (fs/fuse/inode.c fuse_sb_destroy, after the
+ * last file on a detached mount closes). fusectl is mounted if it is not
+ * (as for an abort). 1, 0, or -errno if nothing can be told. */
+int fring_fusectl_alive(unsigned id);
 /* Abort connection `id` (write to its abort file, mounting fusectl first
  * if it is not mounted). 0 or -errno. */
 int fring_fusectl_abort(unsigned id);

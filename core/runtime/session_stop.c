@@ -80,6 +80,30 @@ static void abort_connection(struct fring_session *s)
 			   s->mountpoint, s->conn_id);
 }
 
+/* io_uring: a queue thread's rings must not stop while the connection
+ * lives, or the kernel ends each request it then hands their entries with
+ * ECANCELED (fs/fuse/dev_uring.c fuse_uring_send_in_task: the task is
+ * gone), an error a client sees. After the unmount the connection ends by
+ * itself once no file is open on the detached mount; the rings serve until
+ * then, for STOP_JOIN_MS at most, and an abort (ECONNABORTED, ENOTCONN
+ * after it) ends it otherwise, as /dev/fuse workers' join does. */
+static void end_before_rings(struct fring_session *s)
+{
+	struct timespec ts = { 0, 5 * 1000000L };
+	int alive = 1;
+
+	if (!s->conn_id)
+		return;
+	for (int waited = 0; waited < STOP_JOIN_MS; waited += 5) {
+		alive = fring_fusectl_alive(s->conn_id);
+		if (alive <= 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	if (alive)
+		abort_connection(s);
+}
+
 /* Where our connection is mounted (mountinfo.h). Without mountinfo, the
  * mountpoint's device is the best guess: ours on top, else covered. */
 static int kmount_where(const struct fring_session *s)
@@ -196,6 +220,8 @@ void fring_session_stop(struct fring_session *s)
 	if (s->mounted) {
 		flush_writeback(s);
 		unmount_own(s);
+		if (fring_transports_rings(&s->ts))
+			end_before_rings(s);
 		/* io_uring: threads end on -ENOTCONN; its stop is the bound. */
 		if (fring_session_join(s, STOP_JOIN_MS)) {
 			abort_connection(s);
