@@ -20,6 +20,7 @@
 
 #include "../base/log.h"
 #include "../mount/fusectl.h"
+#include "../mount/mount.h"
 #include "cli.h"
 #include "super.h"
 
@@ -46,6 +47,7 @@ void super_take_mount(struct super *S, const struct tko_msg *m, int *fds,
 	snprintf(sm->mountpoint, sizeof(sm->mountpoint), "%s", m->mountpoint);
 	sm->conn_id = m->conn_id;
 	sm->transport = m->transport;
+	sm->auto_unmount = m->auto_unmount;
 	sm->init = m->init;
 	memcpy(sm->fds, fds, nfds * sizeof(int));
 	sm->nfds = nfds;
@@ -109,6 +111,29 @@ static char **read_cmdline(void)
 	return argv;
 }
 
+/* Mount option auto_unmount: the server is gone, so is its mount (the
+ * connection aborted first, so nothing waits on it). fusermount3's own
+ * watcher cannot do it here: it looks once, when the server exits, and
+ * finds the connection alive while these fds hold it. */
+static void auto_unmount(struct super *S)
+{
+	for (size_t i = 0; i < S->n; i++) {
+		const char *mp = S->m[i].mountpoint;
+		int rc;
+
+		if (!S->m[i].auto_unmount || !S->m[i].conn_id)
+			continue;
+		rc = fring_kmount_detach(S->m[i].conn_id, mp);
+		if (rc < 0)
+			fprintf(stderr,
+				"fring: auto_unmount: could not unmount %s: %s\n",
+				mp, strerror(-rc));
+		else if (rc)
+			fprintf(stderr, "fring: auto_unmount: unmounted %s\n",
+				mp);
+	}
+}
+
 static void cleanup_exit(struct super *S, int code)
 {
 	if (S->ctl.fd >= 0)
@@ -130,6 +155,7 @@ static void reap(struct super *S)
 			"fring: the serving process (pid %d) died: %s\n", w,
 			strsignal(WTERMSIG(status)));
 		super_abort_all(S);
+		auto_unmount(S);
 		cleanup_exit(S, CLI_EXIT_ERR);
 	}
 }

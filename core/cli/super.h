@@ -15,7 +15,8 @@
 struct super_mount {
 	char mountpoint[1024];
 	unsigned conn_id;
-	uint32_t transport; /* TKO_TRANSPORT_* */
+	uint32_t transport;    /* TKO_TRANSPORT_* */
+	uint32_t auto_unmount; /* unmount when the server dies */
 	struct fring_init_result init;
 	int fds[TKO_MAX_FDS]; /* held: the session fd and every clone */
 	unsigned nfds;

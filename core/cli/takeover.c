@@ -70,6 +70,7 @@ int tko_recv(int sock, struct tko_msg *m, int *fds, unsigned cap,
 	int pr;
 
 	*nfds = 0;
+	memset(m, 0, sizeof(*m));
 	do
 		pr = poll(&pfd, 1, timeout_ms);
 	while (pr < 0 && errno == EINTR);

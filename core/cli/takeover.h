@@ -53,6 +53,10 @@ struct tko_msg {
 	struct fring_init_result init; /* MOUNT, ADOPT */
 	char mountpoint[1024];
 	char text[1024]; /* ERR */
+	/* Fields added later go last: a shorter message from an older fring
+	 * reads as 0 there (tko_recv zeroes), and an older fring reads the
+	 * start of a longer one (SOCK_SEQPACKET truncates). */
+	uint32_t auto_unmount; /* MOUNT: the mount option */
 };
 
 /* The environment variable that makes an exec'd fring a new server: the

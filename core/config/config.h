@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "../mount/mount.h"
+
 /* A flattened plugin option: maps become dotted keys, lists repeat the key,
  * lists of maps become key.N.sub. value is the scalar's source text. */
 struct fring_cfg_option {
@@ -75,10 +77,10 @@ struct fring_cfg_mount {
 	struct fring_cfg_at at_mountpoint, at_plugin; /* of their values */
 	struct fring_cfg_option *options;
 	size_t nr_options;
-	/* mount_options */
-	int default_permissions, allow_other, ro;
+	/* mount_options: what mount(2) gets, and the runtime's own words */
+	struct fring_kmount_opts kmount;
 	int trust_plugin_permissions; /* allow_other without default_permissions */
-	char *fsname, *subtype;        /* NULL if unset */
+	unsigned blksize; /* st_blksize of every attribute reply; 0: plugin's */
 	struct fring_cfg_transport transport;
 	struct fring_cfg_stats stats;
 };
@@ -120,6 +122,11 @@ int fring_cfg_parse_mode(const char *s, enum fring_transport_mode *out, char **e
 #define FRING_MOPT_SPEC 1
 int fring_cfg_mount_option(struct fring_cfg_mount *m, const char *opt,
 			   const char *value, int flags, char **err);
+/* 1 if opt ("ro", "max_read=N") names a mount option word, else 0. */
+int fring_cfg_mount_option_known(const char *opt);
+/* The mount option words as "ro, rw, ..., max_read=N, fsname=NAME" into
+ * buf (the "expected one of" list); the length it needs, as snprintf. */
+size_t fring_cfg_mount_option_words(char *buf, size_t len);
 
 /* fring.yaml(5)'s key reference in scdoc (name, type, default,
  * transports, meaning), generated from the key table. */

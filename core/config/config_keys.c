@@ -45,8 +45,10 @@ const struct cfg_key cfg_keys[] = {
 	{ "mount_options", CFG_MOUNT, cfg_key_mount_options,
 	  .type = "list of strings", .dflt = "none",
 	  .doc = "`default_permissions`, `allow_other`, "
-		 "`trust_plugin_permissions`, `ro`, `fsname=NAME`, "
-		 "`subtype=NAME` (see below)" },
+		 "`trust_plugin_permissions`, `ro`/`rw`, `nosuid`/`suid`, "
+		 "`nodev`/`dev`, `noexec`/`exec`, `noatime`/`atime`, "
+		 "`max_read=N`, `blksize=N`, `auto_unmount`, `fsname=NAME`, "
+		 "`subtype=NAME` (see MOUNT OPTIONS)" },
 	{ "transport", CFG_MOUNT, cfg_key_transport, M(transport),
 	  .type = "map", .dflt = "all defaults",
 	  .doc = "how the mount is served: the `transport.*` keys" },

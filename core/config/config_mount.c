@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,8 @@ void fring_cfg_mount_free(struct fring_cfg_mount *m)
 	free(m->options);
 	free(m->mountpoint);
 	free(m->plugin);
-	free(m->fsname);
-	free(m->subtype);
+	free(m->kmount.fsname);
+	free(m->kmount.subtype);
 	free(m->transport.cpus);
 	free(m->stats.prometheus);
 }
@@ -50,20 +51,57 @@ int cfg_key_options(struct cfg_ctx *c, const struct cfg_key *k, yaml_node_t *v,
 	return cfg_parse_options(c, v, base);
 }
 
-/* The words of mount_options: a flag, or NAME=VALUE stored once. */
-static const struct {
+/* The words of mount_options, each once (fuse(8) and libfuse name the
+ * mount(2) ones; fring.yaml(5) says what each does):
+ *   FLAG   on with the word ("ro"), or a boolean in specs ("ro=false");
+ *   WORD   the word sets its field to `val`: nosuid 1, suid -1, and so on;
+ *          in specs "nosuid=false" gives the opposite word's value;
+ *   NAME   NAME=VALUE, a non-empty string stored once;
+ *   NUM    NAME=N, a number in lo..hi (a power of two with pow2). */
+enum mopt_kind { MOPT_FLAG, MOPT_WORD, MOPT_NAME, MOPT_NUM };
+
+#define K(f) offsetof(struct fring_cfg_mount, kmount.f)
+#define M(f) offsetof(struct fring_cfg_mount, f)
+/* Every field given (name, offset, kind, val, lo, hi, pow2), one row a
+ * line: */
+/* clang-format off */
+#define FLAG(n, o) { n, o, MOPT_FLAG, 0, 0, 0, 0 }
+#define WORD(n, o, v) { n, o, MOPT_WORD, v, 0, 0, 0 }
+#define NAME(n, o) { n, o, MOPT_NAME, 0, 0, 0, 0 }
+#define NUM(n, o, lo, hi, pow2) { n, o, MOPT_NUM, 0, lo, hi, pow2 }
+static const struct mopt {
 	const char *name;
 	size_t off;
-	int named;
+	enum mopt_kind kind;
+	int val;
+	unsigned lo, hi, pow2;
 } mount_opts[] = {
-	{ "default_permissions", offsetof(struct fring_cfg_mount, default_permissions), 0 },
-	{ "allow_other", offsetof(struct fring_cfg_mount, allow_other), 0 },
-	{ "ro", offsetof(struct fring_cfg_mount, ro), 0 },
-	{ "trust_plugin_permissions",
-	  offsetof(struct fring_cfg_mount, trust_plugin_permissions), 0 },
-	{ "fsname", offsetof(struct fring_cfg_mount, fsname), 1 },
-	{ "subtype", offsetof(struct fring_cfg_mount, subtype), 1 },
+	FLAG("default_permissions", K(default_permissions)),
+	FLAG("allow_other", K(allow_other)),
+	FLAG("ro", K(ro)),
+	FLAG("trust_plugin_permissions", M(trust_plugin_permissions)),
+	NAME("fsname", K(fsname)),
+	NAME("subtype", K(subtype)),
+	WORD("rw", K(ro), 0),
+	WORD("nosuid", K(nosuid), 1),
+	WORD("suid", K(nosuid), -1),
+	WORD("nodev", K(nodev), 1),
+	WORD("dev", K(nodev), -1),
+	WORD("noexec", K(noexec), 1),
+	WORD("exec", K(noexec), -1),
+	WORD("noatime", K(noatime), 1),
+	WORD("atime", K(noatime), -1),
+	NUM("max_read", K(max_read), 4096, UINT32_MAX, 0),
+	NUM("blksize", M(blksize), 512, 1u << 20, 1),
+	FLAG("auto_unmount", K(auto_unmount)),
 };
+/* clang-format on */
+#undef K
+#undef M
+#undef FLAG
+#undef WORD
+#undef NAME
+#undef NUM
 #define NR_MOUNT_OPTS (sizeof(mount_opts) / sizeof(mount_opts[0]))
 
 static int opt_error(char **err, int rc, const char *fmt, ...)
@@ -79,46 +117,105 @@ static int opt_error(char **err, int rc, const char *fmt, ...)
 	return rc;
 }
 
+int fring_cfg_mount_option_known(const char *opt)
+{
+	size_t len = strcspn(opt, "=");
+
+	for (size_t i = 0; i < NR_MOUNT_OPTS; i++)
+		if (strlen(mount_opts[i].name) == len &&
+		    !strncmp(opt, mount_opts[i].name, len))
+			return 1;
+	return 0;
+}
+
+size_t fring_cfg_mount_option_words(char *buf, size_t len)
+{
+	size_t used = 0, i;
+
+	if (len)
+		*buf = 0;
+	for (i = 0; i < NR_MOUNT_OPTS; i++) {
+		const struct mopt *o = &mount_opts[i];
+		int n = snprintf(buf + used, len > used ? len - used : 0,
+				 "%s%s%s", i ? ", " : "", o->name,
+				 o->kind == MOPT_NAME  ? "=NAME"
+				 : o->kind == MOPT_NUM ? "=N"
+						       : "");
+
+		used += n > 0 ? (size_t)n : 0;
+	}
+	return used;
+}
+
+static int set_num(const struct mopt *o, unsigned *field, const char *value,
+		   char **err)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (errno || end == value || *end || *value == '-' || v < o->lo ||
+	    v > o->hi || (o->pow2 && (v & (v - 1))))
+		return opt_error(err, -EINVAL,
+				 "mount option '%s': '%s' is not "
+				 "%s from %u to %u",
+				 o->name, value,
+				 o->pow2 ? "a power of two" : "a number", o->lo,
+				 o->hi);
+	*field = (unsigned)v;
+	return 0;
+}
+
 int fring_cfg_mount_option(struct fring_cfg_mount *m, const char *opt,
 			   const char *value, int flags, char **err)
 {
 	const char *eq = strchr(opt, '=');
 	size_t len = eq ? (size_t)(eq - opt) : strlen(opt), i;
-	char list[160];
-	int on = 1, used = 0;
+	char list[400];
+	int on = 1;
 
 	if (eq)
 		value = eq + 1;
 	for (i = 0; i < NR_MOUNT_OPTS; i++) {
-		const char *name = mount_opts[i].name;
-		void *field = (char *)m + mount_opts[i].off;
+		const struct mopt *o = &mount_opts[i];
+		void *field = (char *)m + o->off;
+		int valued = o->kind == MOPT_NAME || o->kind == MOPT_NUM;
 
-		if (strlen(name) != len || strncmp(opt, name, len))
+		if (strlen(o->name) != len || strncmp(opt, o->name, len))
 			continue;
 		/* A YAML word is "ro" or "fsname=NAME", nothing else. */
-		if (!(flags & FRING_MOPT_SPEC) && !!eq != mount_opts[i].named)
+		if (!(flags & FRING_MOPT_SPEC) && !!eq != valued)
 			break;
-		if (!mount_opts[i].named) {
+		if (!valued) {
 			if (value && fring_parse_bool(value, &on) < 0)
 				return opt_error(err, -EINVAL, "mount option '%s': "
 						 "'%s' is not a boolean", opt, value);
-			*(int *)field = on;
+			if (o->kind == MOPT_FLAG)
+				*(int *)field = on;
+			else /* rw: ro 0; "rw=false": ro 1 */
+				*(int *)field = on       ? o->val
+						: o->val ? -o->val
+							 : 1;
 			return 0;
 		}
-		if (*(char **)field)
-			return opt_error(err, -EINVAL, "mount option '%s' given "
-					 "twice", name);
 		if (!value || !*value)
-			return opt_error(err, -EINVAL, "mount option '%s=' needs "
-					 "a value", name);
+			return opt_error(err, -EINVAL,
+					 "mount option '%s=' needs "
+					 "a value",
+					 o->name);
+		if (o->kind == MOPT_NUM)
+			return set_num(o, field, value, err);
+		if (*(char **)field)
+			return opt_error(err, -EINVAL,
+					 "mount option '%s' given "
+					 "twice",
+					 o->name);
 		if (!(*(char **)field = strdup(value)))
 			return opt_error(err, -ENOMEM, "out of memory");
 		return 0;
 	}
-	for (i = 0; i < NR_MOUNT_OPTS; i++)
-		used += snprintf(list + used, sizeof(list) - (size_t)used, "%s%s%s",
-				 i ? ", " : "", mount_opts[i].name,
-				 mount_opts[i].named ? "=NAME" : "");
+	fring_cfg_mount_option_words(list, sizeof(list));
 	return opt_error(err, -EINVAL, "unknown mount option '%s' (expected one "
 			 "of: %s)", opt, list);
 }

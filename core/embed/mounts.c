@@ -90,12 +90,9 @@ static int create_session(const struct fring_cfg_mount *cm, const char *file,
 	p.options = cm->options;
 	p.nr_options = cm->nr_options;
 	p.config_file = file;
-	p.default_permissions = cm->default_permissions;
-	p.allow_other = cm->allow_other;
+	p.kmount = cm->kmount;
 	p.trust_plugin_permissions = cm->trust_plugin_permissions;
-	p.ro = cm->ro;
-	p.fsname = cm->fsname;
-	p.subtype = cm->subtype;
+	p.blksize = cm->blksize;
 	p.transport = cm->transport;
 	p.stats = cm->stats;
 	fring_log_capture_start(&cap);

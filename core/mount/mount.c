@@ -10,12 +10,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "mountinfo.h"
 
 struct fring_kmount {
 	struct fuse_session *se; /* NULL: adopted (fring_kmount_adopt) */
@@ -55,6 +57,24 @@ static char *build_opts(const struct fring_kmount_opts *o)
 		bad |= add_opt(&opts, "allow_other", NULL);
 	if (o->ro)
 		bad |= add_opt(&opts, "ro", NULL);
+	/* 0: unsaid, libfuse's default stands */
+	if (o->nosuid)
+		bad |= add_opt(&opts, o->nosuid > 0 ? "nosuid" : "suid", NULL);
+	if (o->nodev)
+		bad |= add_opt(&opts, o->nodev > 0 ? "nodev" : "dev", NULL);
+	if (o->noexec)
+		bad |= add_opt(&opts, o->noexec > 0 ? "noexec" : "exec", NULL);
+	if (o->noatime)
+		bad |= add_opt(&opts, o->noatime > 0 ? "noatime" : "atime",
+			       NULL);
+	if (o->max_read) {
+		char n[16];
+
+		snprintf(n, sizeof(n), "%u", o->max_read);
+		bad |= add_opt(&opts, "max_read", n);
+	}
+	if (o->auto_unmount)
+		bad |= add_opt(&opts, "auto_unmount", NULL);
 	if (o->fsname && *o->fsname)
 		bad |= add_opt(&opts, "fsname", o->fsname);
 	if (o->subtype && *o->subtype)
@@ -125,20 +145,45 @@ fail_msg:
 	return ret;
 }
 
+/* Detach mountpoint as libfuse's unmount does: umount2 as root, else
+ * fusermount3 -u -z. 0 or -errno. */
+static int detach(const char *mountpoint)
+{
+	char *argv[] = { "fusermount3",      "-u", "-z", "--",
+			 (char *)mountpoint, NULL };
+	pid_t pid;
+	int st;
+
+	if (umount2(mountpoint, MNT_DETACH) == 0)
+		return 0;
+	if (errno != EPERM)
+		return -errno;
+	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ))
+		return -EPERM;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -EPERM;
+	return 0;
+}
+
 /* What libfuse's unmount does for a mount it did not make: close the fd,
- * then detach (umount2 as root, else fusermount3 -u -z). */
+ * then detach. */
 static void unmount_adopted(struct fring_kmount *h)
 {
 	close(h->adopted_fd);
 	h->adopted_fd = -1;
-	if (umount2(h->adopted_mp, MNT_DETACH) == 0 || errno != EPERM)
-		return;
-	char *argv[] = { "fusermount3", "-u", "-z", "--", h->adopted_mp, NULL };
-	pid_t pid;
-	int st;
+	detach(h->adopted_mp);
+}
 
-	if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) == 0)
-		waitpid(pid, &st, 0);
+int fring_kmount_detach(unsigned conn_id, const char *mountpoint)
+{
+	int where = fring_kmount_where(conn_id, mountpoint), rc;
+
+	if (where < 0)
+		return where;
+	if (where != FRING_KMOUNT_TOP)
+		return 0;
+	rc = detach(mountpoint);
+	return rc ? rc : 1;
 }
 
 int fring_kmount_adopt(const char *mountpoint, int fd, struct fring_kmount **h)

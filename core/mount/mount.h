@@ -12,10 +12,19 @@
 
 struct fring_kmount;
 
+/* What mount(2) gets, in libfuse's option words (fuse(8)). The mount
+ * option table (config/config_mount.c) names each; the runtime's own
+ * options (trust_plugin_permissions, blksize) are not here. */
 struct fring_kmount_opts {
 	int default_permissions, allow_other, ro;
-	const char *fsname;  /* source shown in /proc/mounts */
-	const char *subtype; /* fstype becomes fuse.<subtype> */
+	/* 1: the no-word (nosuid...), -1: the word (suid...), 0: unsaid,
+	 * libfuse's default stands (nosuid, nodev, exec, relatime) */
+	int nosuid, nodev, noexec, noatime;
+	unsigned max_read; /* bytes per READ, >= 4096; 0: the kernel's (none) */
+	/* fusermount3 unmounts once the mounting process is gone */
+	int auto_unmount;
+	char *fsname;  /* source shown in /proc/mounts; NULL: none */
+	char *subtype; /* fstype becomes fuse.<subtype>; NULL: none */
 };
 
 /* Mount. Returns 0, the /dev/fuse fd (owned by the handle, close-on-exec)
@@ -31,6 +40,12 @@ int fring_kmount_adopt(const char *mountpoint, int fd, struct fring_kmount **h);
 /* Unmount (lazily, as libfuse does) and close the fd. Idempotent. Reads on
  * the connection then fail with ENODEV once the kernel drops the mount. */
 void fring_kmount_unmount(struct fring_kmount *h);
+
+/* Unmount connection conn_id (fring_fusectl_id) from mountpoint, lazily,
+ * if it is mounted there with nothing over it (umount2, or fusermount3
+ * -u -z without the right): 1 unmounted, 0 not there, or -errno. For a
+ * process that holds no handle (the supervisor). */
+int fring_kmount_detach(unsigned conn_id, const char *mountpoint);
 
 /* Unmount if still mounted, and free the handle. */
 void fring_kmount_close(struct fring_kmount *h);

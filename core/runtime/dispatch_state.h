@@ -35,6 +35,9 @@ struct fring_mount {
 	/* The rings serve zero-copy (set before the INIT reply): only then
 	 * does an open reply keep FOPEN_IO_URING_ZERO_COPY (host_reply.c). */
 	_Atomic int zero_copy;
+	/* mount option blksize: the st_blksize of every attribute reply
+	 * (fuse_fillattr takes a non-zero one), 0: the plugin's */
+	uint32_t blksize;
 };
 
 struct fring_dispatch {

@@ -99,6 +99,7 @@ int32_t fring_host_dir_add_plus(fring_req *h, const char *name, uint32_t namelen
 			      const struct fring_entry *e, uint64_t next_off)
 {
 	const char *why;
+	size_t start;
 	int32_t ret;
 
 	GET_REQ(r, h);
@@ -119,9 +120,20 @@ int32_t fring_host_dir_add_plus(fring_req *h, const char *name, uint32_t namelen
 							 &r->dir_used, name,
 							 namelen, e->ino,
 							 e->attr.mode, next_off));
-	return dir_result(r, fring_encode_direntplus(r->dirbuf, r->dir_cap,
-						     &r->dir_used, name,
-						     namelen, e, next_off));
+	start = r->dir_used;
+	ret = fring_encode_direntplus(r->dirbuf, r->dir_cap, &r->dir_used, name,
+				      namelen, e, next_off);
+	if (ret == 1) {
+		uint8_t *at = (uint8_t *)r->dirbuf + start +
+			      offsetof(struct fuse_entry_out, attr) +
+			      offsetof(struct fuse_attr, blksize);
+		uint32_t b;
+
+		memcpy(&b, at, sizeof(b));
+		fring_host_blksize(r, &b);
+		memcpy(at, &b, sizeof(b));
+	}
+	return dir_result(r, ret);
 }
 
 int32_t fring_host_reply_dir(fring_req *h)

@@ -46,6 +46,10 @@ static inline int fits(const struct fring_request *r, uint32_t kinds)
 	return !!(fring_op_replies(r->opcode) & kinds);
 }
 
+/* The mount option blksize, if set, as an attribute's st_blksize in
+ * place of the plugin's (host_reply.c, host_dirbuf.c). */
+void fring_host_blksize(const struct fring_request *r, uint32_t *blksize);
+
 /* Claim and send one body part (host_reply.c). */
 int32_t fring_host_send1(fring_req *h, const void *p, size_t len);
 

@@ -52,6 +52,14 @@ int32_t fring_host_refuse_entry(fring_req *h, const char *why)
 	return -EINVAL;
 }
 
+void fring_host_blksize(const struct fring_request *r, uint32_t *blksize)
+{
+	uint32_t b = fring_req_dx(r)->mount.blksize;
+
+	if (b)
+		*blksize = b;
+}
+
 int32_t fring_host_reply_entry(fring_req *h, const struct fring_entry *e)
 {
 	struct fuse_entry_out eo;
@@ -66,6 +74,7 @@ int32_t fring_host_reply_entry(fring_req *h, const struct fring_entry *e)
 	if (why)
 		return fring_host_refuse_entry(h, why);
 	fring_encode_entry(e, &eo);
+	fring_host_blksize(r, &eo.attr.blksize);
 	return fring_host_send1(h, &eo, sizeof(eo));
 }
 
@@ -98,6 +107,7 @@ int32_t fring_host_reply_create(fring_req *h, const struct fring_entry *e,
 	if (why)
 		return fring_host_refuse_entry(h, why);
 	fring_encode_entry(e, &eo);
+	fring_host_blksize(r, &eo.attr.blksize);
 	fring_encode_open(o, &oo);
 	open_filter(r, &oo);
 	iov[0] = (struct iovec){ &eo, sizeof(eo) };
@@ -117,6 +127,7 @@ int32_t fring_host_reply_attr(fring_req *h, const struct fring_attr *a,
 	if (!a)
 		return fring_req_reply_misuse(h, "reply_attr(NULL)");
 	fring_encode_attr_out(a, attr_timeout_ns, &ao);
+	fring_host_blksize(r, &ao.attr.blksize);
 	return fring_host_send1(h, &ao, sizeof(ao));
 }
 
@@ -131,6 +142,7 @@ int32_t fring_host_reply_statx(fring_req *h, const struct fring_statx *sx,
 	if (!sx || sx->size < sizeof(*sx))
 		return fring_req_reply_misuse(h, "reply_statx(bad struct)");
 	fring_encode_statx(sx, attr_timeout_ns, &so);
+	fring_host_blksize(r, &so.stat.blksize);
 	return fring_host_send1(h, &so, sizeof(so));
 }
 

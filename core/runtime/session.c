@@ -153,13 +153,11 @@ int fring_session_new(const struct fring_session_params *p,
 	s->done_fd = -1;
 	s->plugin = p->plugin;
 	s->mountpoint = dup_or_null(p->mountpoint, &oom);
-	s->fsname = dup_or_null(p->fsname, &oom);
-	s->subtype = dup_or_null(p->subtype, &oom);
+	s->kmount = p->kmount;
+	s->kmount.fsname = dup_or_null(p->kmount.fsname, &oom);
+	s->kmount.subtype = dup_or_null(p->kmount.subtype, &oom);
 	s->config_file = dup_or_null(p->config_file, &oom);
-	s->default_permissions = p->default_permissions;
-	s->allow_other = p->allow_other;
 	s->trust_plugin_permissions = p->trust_plugin_permissions;
-	s->ro = p->ro;
 	s->nr_threads = p->nr_threads;
 	s->transport = p->transport;
 	s->transport.cpus = dup_or_null(p->transport.cpus, &oom);
@@ -187,6 +185,7 @@ int fring_session_new(const struct fring_session_params *p,
 	s->dx.mount.request_shutdown = request_shutdown;
 	s->dx.mount.owner = s;
 	s->dx.mount.fuse_fd = -1;
+	s->dx.mount.blksize = p->blksize;
 
 	ret = fring_features_check(&p->plugin->desc, plugin_name(s), err);
 	if (ret < 0)
@@ -263,13 +262,7 @@ static int init_hook(void *ud, const struct fring_init_result *res,
 
 int fring_session_mount(struct fring_session *s, char **err)
 {
-	struct fring_kmount_opts mo = {
-		.default_permissions = s->default_permissions,
-		.allow_other = s->allow_other,
-		.ro = s->ro,
-		.fsname = s->fsname ? s->fsname : plugin_name(s),
-		.subtype = s->subtype ? s->subtype : plugin_name(s),
-	};
+	struct fring_kmount_opts mo = s->kmount;
 	struct fring_init_params ip;
 	char *msg = NULL;
 	int fd, ret;
@@ -289,9 +282,13 @@ int fring_session_mount(struct fring_session *s, char **err)
 					       &s->stats_srv, err);
 	if (ret)
 		return ret;
+	if (!mo.fsname)
+		mo.fsname = (char *)plugin_name(s);
+	if (!mo.subtype)
+		mo.subtype = (char *)plugin_name(s);
 	mo.default_permissions = fring_features_default_permissions(
-		&s->plugin->desc, s->mountpoint, s->default_permissions,
-		s->allow_other, s->trust_plugin_permissions);
+		&s->plugin->desc, s->mountpoint, s->kmount.default_permissions,
+		s->kmount.allow_other, s->trust_plugin_permissions);
 	ret = fring_kmount_open(s->mountpoint, &mo, &fd, &s->km, err);
 	if (ret) {
 		fring_stats_server_stop(s->stats_srv);
@@ -350,8 +347,8 @@ void fring_session_free(struct fring_session *s)
 	free(s->mountpoint);
 	free(s->transport.cpus);
 	free(s->stats.prometheus);
-	free(s->fsname);
-	free(s->subtype);
+	free(s->kmount.fsname);
+	free(s->kmount.subtype);
 	free(s->config_file);
 	free(s);
 }

@@ -24,11 +24,14 @@ struct fring_session_params {
 	const struct fring_cfg_option *options; /* plugin options, in order */
 	size_t nr_options;
 	const char *config_file; /* for "file:line:col" in option errors; may be NULL */
-	int default_permissions, allow_other, ro;
+	/* mount(2)'s options; fsname/subtype may be NULL (the plugin's
+	 * name), the session keeps copies */
+	struct fring_kmount_opts kmount;
 	/* allow_other without default_permissions although the plugin does
 	 * not declare FRING_FEATURE_CHECKS_PERMISSIONS (features.h) */
 	int trust_plugin_permissions;
-	const char *fsname, *subtype; /* may be NULL */
+	unsigned
+		blksize; /* st_blksize of every attribute reply, 0: the plugin's */
 	struct fring_cfg_transport transport;
 	struct fring_cfg_stats stats;
 	unsigned nr_threads; /* /dev/fuse worker threads, 0 = default */

@@ -31,6 +31,7 @@ int fring_session_export(const struct fring_session *s, struct fring_adopt *a)
 	memset(a, 0, sizeof(*a));
 	a->init = s->init;
 	a->conn_id = s->conn_id;
+	a->auto_unmount = s->kmount.auto_unmount;
 	a->fds[0] = s->dx.mount.fuse_fd;
 	a->nfds = 1 + fring_devfuse_fds(s->ts.df, a->fds + 1,
 					FRING_ADOPT_MAX_FDS - 1);
@@ -54,6 +55,9 @@ char *fring_session_no_takeover(const struct fring_session *s)
 			s->init.kernel_minor);
 	if (fring_transports_rings(&s->ts))
 		return fring_strf("served over io_uring");
+	if (s->kmount.auto_unmount)
+		return fring_strf("mounted with auto_unmount: fusermount3 "
+				  "unmounts it once the serving process exits");
 	return NULL;
 }
 

@@ -20,6 +20,7 @@
 struct fring_adopt {
 	struct fring_init_result init; /* as the kernel negotiated it */
 	unsigned conn_id;
+	int auto_unmount; /* mount option: unmount once the server is gone */
 	unsigned nfds;
 	int fds[FRING_ADOPT_MAX_FDS]; /* [0] the session fd, then every worker's clone */
 };

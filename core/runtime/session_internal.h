@@ -18,8 +18,9 @@
 struct fring_adopt; /* session_adopt.h */
 
 struct fring_session {
-	char *mountpoint, *fsname, *subtype, *config_file;
-	int default_permissions, allow_other, ro, trust_plugin_permissions;
+	char *mountpoint, *config_file;
+	struct fring_kmount_opts kmount; /* fsname, subtype: our copies */
+	int trust_plugin_permissions;
 	unsigned nr_threads;
 	struct fring_cfg_transport transport;
 	struct fring_cfg_stats stats;         /* prometheus: our copy */

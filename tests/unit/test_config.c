@@ -103,9 +103,10 @@ Test(config, full_example_every_key)
 	cr_expect_eq(m->at_mountpoint.column, 17);
 	cr_expect_eq(m->at_plugin.line, 4);
 	cr_expect_eq(m->at_plugin.column, 13);
-	cr_expect(m->default_permissions && m->allow_other && m->ro);
-	cr_expect_str_eq(m->fsname, "data");
-	cr_expect_str_eq(m->subtype, "pt");
+	cr_expect(m->kmount.default_permissions && m->kmount.allow_other &&
+		  m->kmount.ro);
+	cr_expect_str_eq(m->kmount.fsname, "data");
+	cr_expect_str_eq(m->kmount.subtype, "pt");
 	cr_expect_eq(m->transport.mode, FRING_MODE_URING);
 	cr_expect_eq(m->transport.queues, 4);
 	cr_expect_eq(m->transport.queue_depth, 64);
@@ -130,7 +131,7 @@ Test(config, full_example_every_key)
 	cr_expect_str_eq(m2->plugin, "./lib/memfs.so");
 	cr_expect_eq(m2->nr_options, 0);
 	cr_expect_null(m2->options);
-	cr_expect_null(m2->fsname);
+	cr_expect_null(m2->kmount.fsname);
 	fring_config_free(cfg);
 }
 
@@ -159,10 +160,10 @@ Test(config, defaults)
 	cr_assert_eq(cfg->nr_mounts, 1);
 	cr_expect_str_eq(cfg->path, "t.yaml");
 	cr_expect_eq(cfg->mounts[0].nr_options, 0);
-	cr_expect_eq(cfg->mounts[0].default_permissions, 0);
-	cr_expect_eq(cfg->mounts[0].allow_other, 0);
-	cr_expect_eq(cfg->mounts[0].ro, 0);
-	cr_expect_null(cfg->mounts[0].subtype);
+	cr_expect_eq(cfg->mounts[0].kmount.default_permissions, 0);
+	cr_expect_eq(cfg->mounts[0].kmount.allow_other, 0);
+	cr_expect_eq(cfg->mounts[0].kmount.ro, 0);
+	cr_expect_null(cfg->mounts[0].kmount.subtype);
 	cr_expect_eq(t->mode, FRING_MODE_AUTO);
 	cr_expect_eq(t->queues, 0);
 	cr_expect_eq(t->queue_depth, 8);
@@ -288,18 +289,18 @@ Test(config, mount_options)
 {
 	struct fring_config *cfg = parse_ok(M "    mount_options: [allow_other, subtype=x]\n");
 
-	cr_expect_eq(cfg->mounts[0].allow_other, 1);
-	cr_expect_eq(cfg->mounts[0].default_permissions, 0);
-	cr_expect_eq(cfg->mounts[0].ro, 0);
-	cr_expect_str_eq(cfg->mounts[0].subtype, "x");
-	cr_expect_null(cfg->mounts[0].fsname);
+	cr_expect_eq(cfg->mounts[0].kmount.allow_other, 1);
+	cr_expect_eq(cfg->mounts[0].kmount.default_permissions, 0);
+	cr_expect_eq(cfg->mounts[0].kmount.ro, 0);
+	cr_expect_str_eq(cfg->mounts[0].kmount.subtype, "x");
+	cr_expect_null(cfg->mounts[0].kmount.fsname);
 	cr_expect_eq(cfg->mounts[0].trust_plugin_permissions, 0);
 	fring_config_free(cfg);
 
 	cfg = parse_ok(M "    mount_options: [allow_other, trust_plugin_permissions]\n");
-	cr_expect_eq(cfg->mounts[0].allow_other, 1);
+	cr_expect_eq(cfg->mounts[0].kmount.allow_other, 1);
 	cr_expect_eq(cfg->mounts[0].trust_plugin_permissions, 1);
-	cr_expect_eq(cfg->mounts[0].default_permissions, 0);
+	cr_expect_eq(cfg->mounts[0].kmount.default_permissions, 0);
 	fring_config_free(cfg);
 
 	expect_err(M "    mount_options: ro\n",
@@ -456,10 +457,12 @@ Test(config, invalid_files)
 			"4:26: transport.queues must be 'auto' or an integer 1..1024, got '1025'");
 	expect_file_err("bad_mode.yaml",
 			"5:13: transport.mode must be one of auto, uring, devfuse, got 'splice'");
-	expect_file_err("bad_mount_option.yaml",
-			"4:25: unknown mount option 'nosuid' (expected one of: "
-			"default_permissions, allow_other, ro, trust_plugin_permissions, "
-			"fsname=NAME, subtype=NAME)");
+	expect_file_err(
+		"bad_mount_option.yaml",
+		"4:25: unknown mount option 'nosetuid' (expected one of: "
+		"default_permissions, allow_other, ro, trust_plugin_permissions, "
+		"fsname=NAME, subtype=NAME, rw, nosuid, suid, nodev, dev, noexec, "
+		"exec, noatime, atime, max_read=N, blksize=N, auto_unmount)");
 	expect_file_err("missing_mountpoint.yaml",
 			"2:5: mount 1 is missing required key 'mountpoint'");
 	expect_file_err("missing_plugin.yaml",

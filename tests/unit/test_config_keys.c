@@ -239,13 +239,13 @@ Test(config_keys, specs_take_the_yaml_mount_option_words)
 	char *err = NULL;
 
 	cr_assert_eq(fring_cfg_mount_option(&m, "ro", NULL, 0, &err), 0);
-	cr_assert_eq(m.ro, 1);
+	cr_assert_eq(m.kmount.ro, 1);
 	cr_assert_eq(fring_cfg_mount_option(&m, "ro=false", NULL, FRING_MOPT_SPEC, &err), 0);
-	cr_assert_eq(m.ro, 0);
+	cr_assert_eq(m.kmount.ro, 0);
 	cr_assert_eq(fring_cfg_mount_option(&m, "allow_other", "yes", FRING_MOPT_SPEC, &err), 0);
-	cr_assert_eq(m.allow_other, 1);
+	cr_assert_eq(m.kmount.allow_other, 1);
 	cr_assert_eq(fring_cfg_mount_option(&m, "fsname", "src", FRING_MOPT_SPEC, &err), 0);
-	cr_assert_str_eq(m.fsname, "src");
+	cr_assert_str_eq(m.kmount.fsname, "src");
 	cr_assert_eq(fring_cfg_mount_option(&m, "fsname=again", NULL, FRING_MOPT_SPEC, &err),
 		     -EINVAL);
 	cr_assert_str_eq(err, "mount option 'fsname' given twice");
@@ -253,18 +253,90 @@ Test(config_keys, specs_take_the_yaml_mount_option_words)
 	fring_cfg_mount_free(&m);
 
 	/* A YAML word is "ro" or "NAME=VALUE"; a spec's error says the same. */
-	expect_option_err("ro=false", NULL, 0,
-			  "unknown mount option 'ro=false' (expected one of: "
-			  "default_permissions, allow_other, ro, "
-			  "trust_plugin_permissions, fsname=NAME, subtype=NAME)");
-	expect_option_err("nosuid", NULL, FRING_MOPT_SPEC,
-			  "unknown mount option 'nosuid' (expected one of: "
-			  "default_permissions, allow_other, ro, "
-			  "trust_plugin_permissions, fsname=NAME, subtype=NAME)");
+	expect_option_err(
+		"ro=false", NULL, 0,
+		"unknown mount option 'ro=false' (expected one of: "
+		"default_permissions, allow_other, ro, trust_plugin_permissions, "
+		"fsname=NAME, subtype=NAME, rw, nosuid, suid, nodev, dev, noexec, "
+		"exec, noatime, atime, max_read=N, blksize=N, auto_unmount)");
+	expect_option_err(
+		"nosetuid", NULL, FRING_MOPT_SPEC,
+		"unknown mount option 'nosetuid' (expected one of: "
+		"default_permissions, allow_other, ro, trust_plugin_permissions, "
+		"fsname=NAME, subtype=NAME, rw, nosuid, suid, nodev, dev, noexec, "
+		"exec, noatime, atime, max_read=N, blksize=N, auto_unmount)");
 	expect_option_err("subtype", NULL, FRING_MOPT_SPEC,
 			  "mount option 'subtype=' needs a value");
 	expect_option_err("ro", "maybe", FRING_MOPT_SPEC,
 			  "mount option 'ro': 'maybe' is not a boolean");
+}
+
+/* The words mount(2) gets (fuse(8)): each pair sets one field, the last
+ * word said wins, unsaid is 0 (libfuse's default); numbers in range. */
+Test(config_keys, mount2_option_words)
+{
+	struct fring_cfg_mount m = { 0 };
+	char *err = NULL;
+
+	cr_assert_eq(m.kmount.nosuid, 0);
+	cr_assert_eq(fring_cfg_mount_option(&m, "suid", NULL, 0, &err), 0);
+	cr_assert_eq(m.kmount.nosuid, -1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "nosuid", NULL, 0, &err), 0);
+	cr_assert_eq(m.kmount.nosuid, 1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "nosuid=false", NULL,
+					    FRING_MOPT_SPEC, &err),
+		     0);
+	cr_assert_eq(m.kmount.nosuid, -1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "dev", NULL, 0, &err), 0);
+	cr_assert_eq(m.kmount.nodev, -1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "noexec", NULL, 0, &err), 0);
+	cr_assert_eq(m.kmount.noexec, 1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "noatime", NULL, 0, &err), 0);
+	cr_assert_eq(m.kmount.noatime, 1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "atime", NULL, 0, &err), 0);
+	cr_assert_eq(m.kmount.noatime, -1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "ro", NULL, 0, &err), 0);
+	cr_assert_eq(fring_cfg_mount_option(&m, "rw", NULL, 0, &err), 0);
+	cr_assert_eq(m.kmount.ro, 0);
+	cr_assert_eq(fring_cfg_mount_option(&m, "rw=no", NULL, FRING_MOPT_SPEC,
+					    &err),
+		     0);
+	cr_assert_eq(m.kmount.ro, 1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "auto_unmount", NULL, 0, &err),
+		     0);
+	cr_assert_eq(m.kmount.auto_unmount, 1);
+	cr_assert_eq(fring_cfg_mount_option(&m, "max_read=131072", NULL, 0,
+					    &err),
+		     0);
+	cr_assert_eq(m.kmount.max_read, 131072);
+	cr_assert_eq(fring_cfg_mount_option(&m, "blksize", "65536",
+					    FRING_MOPT_SPEC, &err),
+		     0);
+	cr_assert_eq(m.blksize, 65536);
+	fring_cfg_mount_free(&m);
+
+	expect_option_err(
+		"max_read=4095", NULL, 0,
+		"mount option 'max_read': '4095' is not a number from "
+		"4096 to 4294967295");
+	expect_option_err("max_read=-1", NULL, 0,
+			  "mount option 'max_read': '-1' is not a number from "
+			  "4096 to 4294967295");
+	expect_option_err(
+		"max_read", NULL, 0,
+		"unknown mount option 'max_read' (expected one of: "
+		"default_permissions, allow_other, ro, trust_plugin_permissions, "
+		"fsname=NAME, subtype=NAME, rw, nosuid, suid, nodev, dev, noexec, "
+		"exec, noatime, atime, max_read=N, blksize=N, auto_unmount)");
+	expect_option_err(
+		"blksize=3000", NULL, 0,
+		"mount option 'blksize': '3000' is not a power of two "
+		"from 512 to 1048576");
+	expect_option_err("blksize=256", NULL, 0,
+			  "mount option 'blksize': '256' is not a power of two "
+			  "from 512 to 1048576");
+	expect_option_err("nosuid", "maybe", FRING_MOPT_SPEC,
+			  "mount option 'nosuid': 'maybe' is not a boolean");
 }
 
 Test(config_keys, transport_mode_words_are_the_schemas)

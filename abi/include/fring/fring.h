@@ -39,8 +39,8 @@ struct fring_mount_spec {
 	const struct fring_kv *options; /* handed to the plugin's config() */
 	uint32_t nr_mount_options;
 	uint32_t padding;
-	/* default_permissions, allow_other, trust_plugin_permissions, ro,
-	 * fsname=X, subtype=X */
+	/* mount_options words of fring.yaml(5): key "ro", "max_read=N"...
+	 * (value NULL), or key "max_read" and value "N" apart */
 	const struct fring_kv *mount_options;
 	const char *transport_mode; /* "auto" (NULL), "uring", "devfuse" */
 };
