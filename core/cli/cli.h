@@ -22,6 +22,9 @@ int cmd_probe(int argc, char **argv);
 int cmd_restart(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_new(int argc, char **argv);
+/* mount.fring SOURCE MOUNTPOINT [-o OPTIONS] (mount_helper.c): mount(8)'s
+ * helper, fring called by that name; argv as mount(8) passes it. */
+int cli_mount_helper(int argc, char **argv);
 
 /* Returned by a command's parser after --help printed its usage: the
  * command ends there, and fring exits 0. */

@@ -44,9 +44,14 @@ int main(int argc, char **argv)
 		{ "stats", cmd_stats }, { "new", cmd_new },
 	};
 
+	const char *self = strrchr(argv[0], '/');
+
 	/* Read FRING_LOG now, so a misspelt level is reported even by a
 	 * command that never logs. */
 	fring_log_enabled(FRING_LOG_ERROR);
+	/* Called as mount(8)'s helper (a link named mount.fring). */
+	if (!strcmp(self ? self + 1 : argv[0], "mount.fring"))
+		return cli_mount_helper(argc, argv);
 	if (argc < 2)
 		return cli_usage_error("missing command");
 	if (is_any(argv[1], "help", "--help", "-h"))

@@ -69,6 +69,16 @@ def test_verify_service(tmp_path, manpath):
     assert r.returncode == 0 and r.stderr == "", r.stderr
 
 
+def test_verify_mount(tmp_path, manpath):
+    unit = tmp_path / "srv-fring.mount"
+    unit.write_text(unit_text("srv-fring.mount"))
+    r = verify(str(unit), manpath)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    text = unit.read_text()
+    assert setting(text, "Type") == "fring"
+    assert setting(text, "What") == "passthrough#/srv/data"
+
+
 def test_verify_refuses_a_broken_unit(tmp_path, manpath):
     """The check can fail: a typo in a setting is reported."""
     unit = tmp_path / "fring@bad.service"
