@@ -171,6 +171,21 @@ def test_yaml_source(helper, tmpdirs):
         "options go in the file" in r.stderr, r.stderr
 
 
+def test_install_places_the_link(tmpdirs):
+    """/sbin (under DESTDIR) for a system prefix, PREFIX/sbin otherwise;
+    the link's target is absolute (/sbin may itself be a link)."""
+    prefix, dest = tmpdirs("prefix"), tmpdirs("destdir")
+    subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix],
+                   check=True, capture_output=True)
+    assert os.readlink(os.path.join(prefix, "sbin/mount.fring")) == \
+        os.path.join(prefix, "bin/fring")
+    subprocess.run(["cmake", "--install", BUILD, "--prefix", "/usr"],
+                   check=True, capture_output=True,
+                   env=dict(os.environ, DESTDIR=dest))
+    assert os.readlink(os.path.join(dest, "sbin/mount.fring")) == "/usr/bin/fring"
+    assert os.path.isfile(os.path.join(dest, "usr/bin/fring"))
+
+
 def test_bad_options(helper, tmpdirs):
     mp = tmpdirs("mnt")
     r = helper("memfs", mp, "-o", "nosetuid")
