@@ -453,8 +453,9 @@ int s3_http(struct s3_fs *fs, CURL *c, const struct s3_call *call,
 		if (cc != CURLE_OK && !(x.overflow)) {
 			curl_err = curl_easy_strerror(cc);
 			kind = S3_ERR_NETWORK;
-			err = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
-							     : -EIO;
+			/* read(2) and write(2) know EIO, not ETIMEDOUT:
+			 * curl's reason goes to the log line */
+			err = -EIO;
 		} else if (x.overflow) {
 			curl_err = "more data than asked for";
 			kind = S3_ERR_OTHER;
