@@ -65,11 +65,10 @@ static int fail(const char *fmt, ...)
 
 static int usage(const char *what)
 {
-	fprintf(stderr,
-		HELPER ": %s\n"
-		"usage: " HELPER " SOURCE MOUNTPOINT [-sfnv] [-o OPTIONS]\n"
-		"  SOURCE: FILE.yaml (one mount), PLUGIN#SOURCE or PLUGIN\n",
-		what);
+	fprintf(stderr, "%s: %s\n", HELPER, what);
+	fputs("usage: " HELPER " SOURCE MOUNTPOINT [-sfnv] [-o OPTIONS]\n"
+	      "  SOURCE: FILE.yaml (one mount), PLUGIN#SOURCE or PLUGIN\n",
+	      stderr);
 	return CLI_EXIT_USAGE;
 }
 
@@ -106,8 +105,8 @@ static int add_pair(struct helper *h, const char *flag, const char *value)
 static int passed_over(const char *w)
 {
 	static const char *const words[] = {
-		"defaults", "auto",  "noauto", "user", "nouser", "users",
-		"owner",    "group", "nofail", "_netdev",
+		"defaults", "auto",  "noauto", "user",   "nouser",
+		"users",    "owner", "group",  "nofail", "_netdev",
 	};
 
 	if (!strncmp(w, "x-", 2) || !strncmp(w, "comment=", 8))
@@ -139,8 +138,8 @@ static int check_yaml(const struct helper *h)
 		return rc;
 	}
 	if (cfg->nr_mounts != 1)
-		rc = fail("%s: has %zu mounts; a mount line serves one", h->source,
-			  cfg->nr_mounts);
+		rc = fail("%s: has %zu mounts; a mount line serves one",
+			  h->source, cfg->nr_mounts);
 	else if (!realpath(cfg->mounts[0].mountpoint, a) ||
 		 !realpath(h->mountpoint, b) || strcmp(a, b))
 		rc = fail("%s: mounts %s, not %s", h->source,
