@@ -40,8 +40,16 @@ def runs(root=RESULTS):
                         report=report, data=data, kind=machine_kind(m["cpu_model"]),
                         start=data["timing"]["start"] if script == "run" else data["start"],
                         commit=m["fring_commit"].split()[0],
-                        variant=data.get("backing", "")))
+                        variant=data.get("backing", "") or stats_variant(script, data)))
     return out
+
+
+def stats_variant(script, data):
+    """A bench/run pricing the live statistics (--fring-stats-off): a
+    variant of its own, so it stands beside the latest full run."""
+    if script == "run" and any(t["name"].endswith("-nostats") for t in data["targets"]):
+        return "statistics on/off"
+    return ""
 
 
 def link(r):
@@ -57,8 +65,26 @@ def median_of(values):
     return statistics.median(values) if values else None
 
 
+def stats_headline(r):
+    """Each job's median with statistics on and off, and on / off."""
+    d = r["data"]
+    L = ["Live statistics on (the default) against `stats: { enabled: false }`, "
+         "medians of %d rounds:" % d["rounds"], "",
+         "| metric | transport | statistics on | off | on / off |", "|---|---|---:|---:|---:|"]
+    for mid, row in d["summary"].items():
+        for tr in ("uring", "devfuse"):
+            on, off = row.get("fring-" + tr, {}), row.get("fring-%s-nostats" % tr, {})
+            if "median" in on and "median" in off:
+                L.append("| %s | %s | %s | %s | %s |" % (mid, tr, fmt(on["median"]),
+                                                       fmt(off["median"]),
+                                                       ratio(on["median"], off["median"])))
+    return L
+
+
 def run_headline(r):
     d = r["data"]
+    if r["variant"] == "statistics on/off":
+        return stats_headline(r)
     targets = [Recorded(t) for t in d["targets"]]
     metrics = metric_list(job_ids_of(d["samples"]))
     L = placement_table(targets, metrics, summarize(d["samples"], targets, metrics))[4:]
