@@ -8,8 +8,10 @@
  * plugin whose `source` option is SOURCE: passthrough#/srv/data) or a
  * PLUGIN alone. The words of OPTIONS are mount options (the mount_options
  * words of fring.yaml(5)), plugin options (KEY=VALUE), or words for mount
- * and systemd that are passed over (defaults, auto, noauto, user, users,
- * nofail, _netdev, x-*, comment=*). A YAML source takes only the last.
+ * and systemd that are passed over (defaults, auto, noauto, user[=NAME],
+ * nouser, users, owner, group, nofail, _netdev, relatime, x-*, X-*,
+ * comment=*). A YAML source takes only those, and rw, which mount(8)
+ * puts first in every -o it hands a helper.
  *
  * The helper starts `fring mount ...` (or `fring run FILE`) in a session
  * of its own and returns 0 once that serves (its READY=1 on a private
@@ -109,7 +111,9 @@ static int passed_over(const char *w)
 		"users",    "owner", "group",  "nofail", "_netdev",
 	};
 
-	if (!strncmp(w, "x-", 2) || !strncmp(w, "comment=", 8))
+	if (!strncmp(w, "x-", 2) || !strncmp(w, "X-", 2) ||
+	    !strncmp(w, "comment=", 8) || !strncmp(w, "user=", 5) ||
+	    !strcmp(w, "relatime"))
 		return 1;
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (!strcmp(w, words[i]))
@@ -176,7 +180,7 @@ static int build(struct helper *h)
 	}
 	for (w = strtok_r(opts, ",", &save); !rc && w;
 	     w = strtok_r(NULL, ",", &save)) {
-		if (passed_over(w))
+		if (passed_over(w) || (yaml && !strcmp(w, "rw")))
 			continue;
 		if (yaml) {
 			rc = h->sloppy ? 0
@@ -337,11 +341,13 @@ int cli_mount_helper(int argc, char **argv)
 			pos++;
 			continue;
 		}
-		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-t") ||
-		    !strcmp(argv[i], "-N")) {
+		if (!strcmp(argv[i], "-N"))
+			return usage("-N: mounting in another namespace is not "
+				     "supported");
+		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-t")) {
 			if (i + 1 >= argc)
 				return usage("an option needs a value");
-			if (argv[i][1] == 'o')
+			if (argv[i][1] == 'o') /* -t: fring, whatever it says */
 				h.opts = argv[i + 1];
 			i++;
 			continue;

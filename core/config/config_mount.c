@@ -57,7 +57,7 @@ int cfg_key_options(struct cfg_ctx *c, const struct cfg_key *k, yaml_node_t *v,
  *   WORD   the word sets its field to `val`: nosuid 1, suid -1, and so on;
  *          in specs "nosuid=false" gives the opposite word's value;
  *   NAME   NAME=VALUE, a non-empty string stored once;
- *   NUM    NAME=N, a number in lo..hi (a power of two with pow2). */
+ *   NUM    NAME=N, a number in lo..hi (a power of two with pow2), once. */
 enum mopt_kind { MOPT_FLAG, MOPT_WORD, MOPT_NAME, MOPT_NUM };
 
 #define K(f) offsetof(struct fring_cfg_mount, kmount.f)
@@ -203,6 +203,10 @@ int fring_cfg_mount_option(struct fring_cfg_mount *m, const char *opt,
 			return opt_error(err, -EINVAL,
 					 "mount option '%s=' needs "
 					 "a value",
+					 o->name);
+		if (o->kind == MOPT_NUM && *(unsigned *)field)
+			return opt_error(err, -EINVAL,
+					 "mount option '%s' given twice",
 					 o->name);
 		if (o->kind == MOPT_NUM)
 			return set_num(o, field, value, err);

@@ -125,6 +125,31 @@ def test_fstab_line(tmpdirs):
     assert gone(mp), "fring still runs after umount"
 
 
+def test_mount_t_fring_yaml_file(tmpdirs):
+    """mount(8) puts rw first in every -o it hands a helper: a YAML source
+    takes it; an fstab user line's added noexec,nosuid,nodev it refuses."""
+    mp = tmpdirs("mnt")
+    cfg = os.path.join(tmpdirs("cfg"), "one.yaml")
+    with open(cfg, "w") as f:
+        f.write("mounts:\n  - mountpoint: %s\n    plugin: memfs\n"
+                "    mount_options: [noexec]\n" % mp)
+    r = in_namespace("""
+        trap 'umount -l %(mp)s 2>/dev/null || true' EXIT
+        mount -t fring %(cfg)s %(mp)s
+        grep " %(mp)s " /proc/self/mountinfo
+        umount %(mp)s
+        mount -t fring %(cfg)s %(mp)s -o noatime || echo "refused $?"
+    """ % {"mp": mp, "cfg": cfg}, tmpdirs)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert "noexec" in lines[0].split()[5].split(","), lines
+    assert lines[1] == "refused 1", lines
+    assert "'noatime': with a YAML file as the source, options go in the " \
+        "file" in r.stderr, r.stderr
+    assert not is_mounted(mp)
+    assert gone(mp)
+
+
 def test_bad_source_one_line_nothing_mounted(tmpdirs):
     mp = tmpdirs("mnt")
     r = in_namespace("""
@@ -198,6 +223,13 @@ def test_bad_options(helper, tmpdirs):
     assert r.returncode == 1 and "bogus" in r.stderr, r.stderr
     r = helper("memfs", mp, "-o", "nosetuid", "-s", "-f")  # sloppy, fake
     assert r.returncode == 0 and r.stderr == "", r.stderr
+    r = helper("memfs", mp, "-N", "1234")
+    assert r.returncode == 2 and "-N: mounting in another namespace is not " \
+        "supported" in r.stderr, r.stderr
+    r = helper("memfs", mp, "-f", "-v", "-o",
+               "rw,user=alice,X-mount.mkdir,relatime,x-systemd.after=a")
+    assert r.returncode == 0 and r.stderr == \
+        "mount.fring: fring mount memfs %s -O rw\n" % mp, r.stderr
     r = subprocess.run([HELPER, "memfs"], capture_output=True, text=True,
                        timeout=30, env=fring_env())
     assert r.returncode == 2 and "SOURCE and MOUNTPOINT are required" in r.stderr

@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -141,8 +142,14 @@ def test_restart_refused_for_auto_unmount(spawn, tmpdirs, monkeypatch):
     f.wait_ready(1)
     with open(os.path.join(mp, "kept"), "w") as w:
         w.write("kept")
-    r = subprocess.run([FRING, "restart", mp], capture_output=True, text=True,
-                       timeout=60, env=fring_env())
+    # the supervisor opens its control socket just after the ready line
+    deadline = time.monotonic() + 10
+    while True:
+        r = subprocess.run([FRING, "restart", mp], capture_output=True,
+                           text=True, timeout=60, env=fring_env())
+        if "no fring serves" not in r.stderr or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert r.returncode == 1, r
     assert "mounted with auto_unmount" in r.stderr + r.stdout, r
     with open(os.path.join(mp, "kept")) as k:

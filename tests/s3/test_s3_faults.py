@@ -59,6 +59,8 @@ def test_gateway_stopped_mid_read(gateway, transport):
                 off = 15 * MIB
                 r, took = timed_pread(fd, 4096, off, 60)
                 assert isinstance(r, OSError) and r.errno == errno.EIO, r
+                # 2 attempts of at most 2 s and a backoff under 2 s
+                assert took < 15, took
             finally:
                 os.kill(rgw, signal.SIGCONT)
             r, _ = timed_pread(fd, 4096, off, 60)

@@ -148,7 +148,7 @@ n = 0
 while True:
     n += os.write(fd, block)
     if n == int(sys.argv[2]):
-        print(n, flush=True)   # this much is written; now wait to be killed
+        print(n, flush=True)   # this much is written; it goes on till killed
 """
 
 

@@ -337,6 +337,14 @@ Test(config_keys, mount2_option_words)
 			  "from 512 to 1048576");
 	expect_option_err("nosuid", "maybe", FRING_MOPT_SPEC,
 			  "mount option 'nosuid': 'maybe' is not a boolean");
+	m = (struct fring_cfg_mount){ 0 };
+	cr_assert_eq(fring_cfg_mount_option(&m, "max_read=8192", NULL, 0, &err),
+		     0);
+	cr_assert_eq(fring_cfg_mount_option(&m, "max_read=8192", NULL, 0, &err),
+		     -EINVAL);
+	cr_assert_str_eq(err, "mount option 'max_read' given twice");
+	free(err);
+	fring_cfg_mount_free(&m);
 }
 
 Test(config_keys, transport_mode_words_are_the_schemas)
