@@ -6,7 +6,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "clock.h"
 
 struct hb {
 	_Atomic uint64_t busy_since; /* CLOCK_MONOTONIC ns; 0 while idle */
@@ -17,22 +18,15 @@ static pthread_mutex_t hb_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hb *hb_list;
 static __thread struct hb *hb_self;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void fring_hb_enter(void)
 {
 	struct hb *h = calloc(1, sizeof(*h));
 
+	fring_clock_init();
 	/* Without memory the thread just goes unwatched. */
 	if (!h)
 		return;
-	atomic_store(&h->busy_since, now_ns());
+	atomic_store(&h->busy_since, fring_clock_ns());
 	pthread_mutex_lock(&hb_lock);
 	h->next = hb_list;
 	hb_list = h;
@@ -68,13 +62,20 @@ void fring_hb_idle(void)
 void fring_hb_busy(void)
 {
 	if (hb_self)
-		atomic_store_explicit(&hb_self->busy_since, now_ns(),
+		atomic_store_explicit(&hb_self->busy_since, fring_clock_ns(),
 				      memory_order_relaxed);
+}
+
+uint64_t fring_hb_woke(void)
+{
+	return hb_self ? atomic_load_explicit(&hb_self->busy_since,
+					      memory_order_relaxed)
+		       : 0;
 }
 
 unsigned fring_hb_stuck(uint64_t max_ns, unsigned *nr_threads)
 {
-	uint64_t now = now_ns();
+	uint64_t now = fring_clock_ns();
 	unsigned stuck = 0, n = 0;
 
 	pthread_mutex_lock(&hb_lock);

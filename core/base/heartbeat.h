@@ -17,6 +17,10 @@ void fring_hb_leave(void);
 /* About to wait for requests / a request (or completions) arrived. */
 void fring_hb_idle(void);
 void fring_hb_busy(void);
+/* When the calling thread last became busy (fring_clock_ns): when the
+ * requests it works on now arrived, which saves the latency statistics a
+ * clock read per request. 0 for a thread outside the set. */
+uint64_t fring_hb_woke(void);
 /* Threads busy for longer than max_ns now, and how many are registered. */
 unsigned fring_hb_stuck(uint64_t max_ns, unsigned *nr_threads);
 

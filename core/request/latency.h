@@ -11,8 +11,8 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 
+#include "../base/clock.h"
 #include "../proto/proto.h"
 
 #define FRING_LAT_MIN_SHIFT 10 /* bucket 0: below 1024 ns */
@@ -26,12 +26,11 @@ struct fring_lat {
 	atomic_ulong sum_ns[FRING_LAT_OPS];
 } __attribute__((aligned(64)));
 
+/* Request times: the cheap clock (base/clock.h), set up by
+ * fring_reqs_enable_latency. */
 static inline uint64_t fring_lat_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return fring_clock_ns();
 }
 
 /* The bucket of a latency, and the largest latency bucket b holds

@@ -286,6 +286,7 @@ void fring_reqs_init(struct fring_reqs *rq, const char *name)
 
 int fring_reqs_enable_latency(struct fring_reqs *rq)
 {
+	fring_clock_init();
 	if (!rq->lat)
 		rq->lat = aligned_alloc(64,
 					FRING_STAT_SHARDS * sizeof(*rq->lat));

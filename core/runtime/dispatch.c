@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/heartbeat.h"
 #include "../base/log.h"
 #include "../proto/ops.h"
 #include "../request/reply.h"
@@ -121,8 +122,12 @@ void fring_dispatch(struct fring_dispatch *dx, struct fring_request *r,
 	r->pid = in->pid;
 	r->in_len = in->len;
 	FRING_STAT_INC(&dx->rq, r->queue, requests[fring_stat_op(in->opcode)]);
-	if (dx->rq.lat)
-		r->t0_ns = fring_lat_now();
+	if (dx->rq.lat) {
+		/* The queue thread's wake-up is when this request arrived. */
+		r->t0_ns = fring_hb_woke();
+		if (!r->t0_ns)
+			r->t0_ns = fring_lat_now();
+	}
 
 	ret = fring_decode(in, arg, arglen, payload, paylen, &dx->conn, &r->d);
 	/* Zero-copied WRITE: paylen counts the client's pages, which are not

@@ -18,20 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../base/clock.h"
 #include "../base/log.h"
 #include "uring_internal.h"
 
 #define URING_PLACE_WINDOW_NS 50000000ull /* 50 ms */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static const char *mnt(const struct fring_uring *u)
 {
@@ -86,7 +78,7 @@ int uring_place_init(struct fring_uring *u, int placement)
 	int ret;
 
 	atomic_flag_clear(&pl->busy);
-	pl->since_ns = now_ns();
+	pl->since_ns = fring_clock_ns();
 	if (placement == FRING_PLACEMENT_AUTO &&
 	    (ret = uring_grow_init(u, &pl->on)))
 		return ret;
@@ -274,7 +266,7 @@ void uring_place_tick(struct uring_thread *t)
 
 	if (!pl->on)
 		return;
-	now = now_ns();
+	now = fring_clock_ns();
 	if (now < atomic_load_explicit(&pl->next_ns, memory_order_relaxed) ||
 	    atomic_flag_test_and_set_explicit(&pl->busy, memory_order_acquire))
 		return;
@@ -333,7 +325,7 @@ void uring_place_log(const struct fring_uring *u, const char *name)
 		uring_grow_log(u, name);
 	if (!pl->on || pl->growing)
 		return;
-	t[pl->applied_kind] += now_ns() - pl->since_ns;
+	t[pl->applied_kind] += fring_clock_ns() - pl->since_ns;
 	fring_dbg("%s: uring: placement: local %.2f s, beside %.2f s, %u "
 		  "changes, %u trials beside (%u kept, %u overturned by "
 		  "their check)", name,

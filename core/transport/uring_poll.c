@@ -9,20 +9,12 @@
  * nothing. A window closed late (the mount was idle, then busy) counts
  * its requests per URING_POLL_WINDOW_NS, so that the trial compares rates.
  */
-#include <time.h>
 
+#include "../base/clock.h"
 #include "../base/log.h"
 #include "uring_internal.h"
 
 #define URING_POLL_WINDOW_NS 50000000ull /* 50 ms, placement's window */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t requests(const struct fring_uring *u)
 {
@@ -41,7 +33,7 @@ void uring_poll_init(struct fring_uring *u)
 	fring_poll_trial_init(&p->pol);
 	atomic_store(&p->on, 1);
 	atomic_flag_clear(&p->busy);
-	p->since_ns = p->closed_ns = now_ns();
+	p->since_ns = p->closed_ns = fring_clock_ns();
 	atomic_store(&p->next_ns, p->since_ns + URING_POLL_WINDOW_NS);
 }
 
@@ -100,7 +92,7 @@ void uring_poll_tick(struct uring_thread *t)
 
 	if (!t->u->poll_ns)
 		return;
-	now = now_ns();
+	now = fring_clock_ns();
 	if (now < atomic_load_explicit(&p->next_ns, memory_order_relaxed) ||
 	    atomic_flag_test_and_set_explicit(&p->busy, memory_order_acquire))
 		return;
@@ -119,7 +111,7 @@ void uring_poll_log(const struct fring_uring *u, const char *name)
 
 	if (!u->poll_ns)
 		return;
-	t[p->pol.on] += now_ns() - p->since_ns;
+	t[p->pol.on] += fring_clock_ns() - p->since_ns;
 	fring_dbg("%s: uring: busy-poll trials: polling %.2f s, not polling "
 		  "%.2f s, %u trials, %u changed the setting",
 		  name, (double)t[1] / 1e9, (double)t[0] / 1e9, p->pol.trials,

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../base/clock.h"
 #include "../base/heartbeat.h"
 #include "../base/log.h"
 #include "uring_internal.h"
@@ -175,14 +175,6 @@ static int thread_setup(struct uring_thread *t)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Busy-poll (transport.poll_us, default 1000 us): when the queue runs dry,
  * submit what was prepared and keep running the ring's task work for a
  * while before sleeping. A queue thread that stays runnable gets the next
@@ -221,24 +213,24 @@ static void poll_briefly(struct uring_thread *t)
 	    !atomic_load_explicit(&t->u->poll.on, memory_order_relaxed))
 		return;
 	io_uring_submit_and_get_events(&t->ring);
-	t->idle_since = now_ns();
+	t->idle_since = fring_clock_ns();
 	if (!t->poll_cur)
 		return;
 	end = t->idle_since + t->poll_cur;
 	spin = t->idle_since + (t->poll_cur / 4 < POLL_SPIN_NS ? t->poll_cur / 4
 							       : POLL_SPIN_NS);
 	ctr_inc(&t->queues[0].ctr.polls);
-	while (!io_uring_cq_ready(&t->ring) && (now = now_ns()) < end) {
+	while (!io_uring_cq_ready(&t->ring) && (now = fring_clock_ns()) < end) {
 		if (now >= spin) {
 			sched_yield();
-			if (now_ns() - now > POLL_BUSY_NS) {
+			if (fring_clock_ns() - now > POLL_BUSY_NS) {
 				ctr_inc(&t->queues[0].ctr.polls_cut);
 				break;
 			}
 		}
 		io_uring_get_events(&t->ring);
 	}
-	ctr_add(&t->queues[0].ctr.poll_ns, now_ns() - t->idle_since);
+	ctr_add(&t->queues[0].ctr.poll_ns, fring_clock_ns() - t->idle_since);
 }
 
 /* A CQE ended the idle time that began at idle_since: adapt the budget. */
@@ -248,7 +240,7 @@ static void poll_learn(struct uring_thread *t)
 
 	if (!t->idle_since)
 		return;
-	gap = now_ns() - t->idle_since;
+	gap = fring_clock_ns() - t->idle_since;
 	t->idle_since = 0;
 	if (gap <= t->u->poll_ns) {
 		uint64_t up = t->poll_cur ? 2 * t->poll_cur : t->u->poll_ns / 16;
