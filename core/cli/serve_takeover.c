@@ -17,6 +17,8 @@
 #include "cli.h"
 #include "takeover.h"
 
+#define FILL_MS 5000 /* io_uring: until every entry holds a request */
+
 static int chan = -1, adopting;
 
 void tko_server_set_chan(int fd, int adopt)
@@ -46,8 +48,12 @@ void tko_server_report(fring_runtime *rt, const char *mountpoint)
 
 	if (chan < 0 || !em)
 		return;
-	m.transport = fring_session_export(em->s, &a) ? TKO_TRANSPORT_URING
-						      : TKO_TRANSPORT_DEVFUSE;
+	m.transport = fring_session_export(em->s, &a) || a.shm_fd >= 0
+			      ? TKO_TRANSPORT_URING
+			      : TKO_TRANSPORT_DEVFUSE;
+	/* The ring memory goes last (adopt_one finds it there). */
+	if (a.shm_fd >= 0 && a.nfds < FRING_ADOPT_MAX_FDS)
+		a.fds[a.nfds++] = a.shm_fd;
 	m.conn_id = a.conn_id;
 	m.auto_unmount = (uint32_t)a.auto_unmount;
 	m.init = a.init;
@@ -155,6 +161,25 @@ static void stop(fring_runtime *rt)
 	tko_send_type(chan, TKO_OK, NULL);
 }
 
+/* io_uring: every entry must hold a request before we may exit. 0, or
+ * -1 after serving again and telling the supervisor why. */
+static int exit_ready(fring_runtime *rt)
+{
+	for (size_t i = 0; i < rt->n; i++) {
+		char *err = NULL;
+
+		if (!rt->m[i].mounted || rt->m[i].ended)
+			continue;
+		if (fring_session_exit_ready(rt->m[i].s, FILL_MS, &err)) {
+			resume(rt, rt->n);
+			send_err(err);
+			return -1;
+		}
+	}
+	tko_test_die("old-filled");
+	return 0;
+}
+
 static void *old_main(void *arg)
 {
 	fring_runtime *rt = arg;
@@ -176,6 +201,8 @@ static void *old_main(void *arg)
 			tko_send_type(chan, TKO_OK, NULL);
 			break;
 		case TKO_EXIT:
+			if (exit_ready(rt))
+				break; /* refused: serving again */
 			/* No unmount, no destroy: the connection is the new
 			 * server's, and the supervisor holds its files. */
 			fflush(NULL);
@@ -203,11 +230,14 @@ static int adopt_one(fring_runtime *rt, const struct tko_msg *m, int *fds,
 		     unsigned nfds)
 {
 	struct embed_mount *em = find(rt, m->mountpoint);
-	struct fring_adopt a = { .init = m->init, .conn_id = m->conn_id };
+	struct fring_adopt a = { .init = m->init,
+				 .conn_id = m->conn_id,
+				 .shm_fd = -1 };
+	unsigned extra = m->transport == TKO_TRANSPORT_URING ? 2 : 1;
 	char *err = NULL;
 	int state_fd, ret;
 
-	if (nfds < 3) {
+	if (nfds < 2 + extra) {
 		tko_close_fds(fds, nfds);
 		send_err(fring_strf("%s: handed over without its fds",
 				    m->mountpoint));
@@ -221,8 +251,10 @@ static int adopt_one(fring_runtime *rt, const struct tko_msg *m, int *fds,
 				    m->mountpoint));
 		return -1;
 	}
-	a.nfds = nfds - 1;
+	a.nfds = nfds - extra;
 	memcpy(a.fds, fds, a.nfds * sizeof(int));
+	if (extra == 2)
+		a.shm_fd = fds[nfds - 2];
 	ret = fring_session_adopt(em->s, &a, state_fd, m->version, &err);
 	close(state_fd);
 	if (ret) {

@@ -30,6 +30,7 @@
 #define STATE_MS 10000 /* the old's drain (2 s) and state_save */
 #define LOAD_MS 15000  /* state_load */
 #define EXIT_MS 2000   /* then SIGKILL */
+#define FILL_MS 5000   /* io_uring: every entry of the old holds a request */
 #define SERVE_MS 10000
 #define RESUME_MS 5000
 
@@ -154,14 +155,6 @@ static int expect(int chan, uint32_t type, int ms, const char *who, char **why,
 	return -1;
 }
 
-static const char *refusal(const struct super *S)
-{
-	for (size_t i = 0; i < S->n; i++)
-		if (S->m[i].transport == TKO_TRANSPORT_URING)
-			return S->m[i].mountpoint;
-	return NULL;
-}
-
 /* Start a new server: 0 once it loaded the config and created the
  * plugins (HELLO). */
 static int new_hello(struct super *S, int test_die, struct gen *g, char **why)
@@ -188,6 +181,7 @@ static int new_adopts(struct super *S, const struct state *st, struct gen *g,
 		snprintf(m.mountpoint, sizeof(m.mountpoint), "%s",
 			 S->m[i].mountpoint);
 		m.conn_id = S->m[i].conn_id;
+		m.transport = S->m[i].transport;
 		m.init = S->m[i].init;
 		m.version = st[i].version;
 		memcpy(fds, S->m[i].fds, S->m[i].nfds * sizeof(int));
@@ -323,7 +317,6 @@ int super_takeover(struct super *S, char **msg)
 	struct gen g = { -1, -1 };
 	struct state *st;
 	char *why = NULL;
-	const char *uring = refusal(S);
 	long t0 = now_ms();
 	size_t got = 0;
 	pid_t old = S->server;
@@ -332,16 +325,6 @@ int super_takeover(struct super *S, char **msg)
 	*msg = NULL;
 	if (!S->n || S->chan < 0) {
 		*msg = fring_strf("refused: nothing is served yet");
-		return -1;
-	}
-	if (uring) {
-		*msg = fring_strf(
-			"refused: %s is served over io_uring; a takeover "
-			"needs transport: {mode: devfuse} (an io_uring "
-			"server's exit cancels requests in its armed "
-			"entries, and what its entries hold is never "
-			"resent: core/transport/README.md, E2d/E4)",
-			uring);
 		return -1;
 	}
 	tko_send_type(S->chan, TKO_PREPARE, NULL);
@@ -383,9 +366,23 @@ int super_takeover(struct super *S, char **msg)
 		resume_old(S);
 		goto refused;
 	}
-	/* The point of no return. */
+	/* The point of no return, once the old one is gone. Over io_uring
+	 * it first waits until its entries are full, or says why not and
+	 * serves again (the new one's fillers are answered by it then). */
 	if (S->chan >= 0) {
+		struct tko_msg m;
+		int fds[TKO_MAX_FDS];
+		unsigned nfds = 0;
+
 		tko_send_type(S->chan, TKO_EXIT, NULL);
+		if (tko_recv(S->chan, &m, fds, TKO_MAX_FDS, &nfds,
+			     FILL_MS + EXIT_MS) == 1 &&
+		    m.type == TKO_ERR) {
+			tko_close_fds(fds, nfds);
+			why = fring_strf("%s", m.text);
+			goto refused;
+		}
+		tko_close_fds(fds, nfds);
 		wait_gone(old, EXIT_MS);
 		close(S->chan);
 		S->chan = -1;

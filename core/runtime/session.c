@@ -182,6 +182,10 @@ int fring_session_new(const struct fring_session_params *p,
 	sv.arrived = fring_dispatch_arrived;
 	fring_transports_init(&s->ts, &s->transport, s->mountpoint,
 			      s->nr_threads, &sv);
+	/* Ring memory a new server can adopt, where a takeover could be
+	 * allowed at all (session_adopt.c). */
+	s->ts.handover = p->plugin->desc.state_save &&
+			 p->plugin->desc.state_load && !s->kmount.auto_unmount;
 	s->dx.mount.request_shutdown = request_shutdown;
 	s->dx.mount.owner = s;
 	s->dx.mount.fuse_fd = -1;

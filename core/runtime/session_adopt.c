@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Takeover at the session: hand a connection over, or adopt one; see
- * session_adopt.h. /dev/fuse only: the supervisor holds every device file
- * the workers read, so what they had read and not answered stays on its
+ * session_adopt.h. /dev/fuse: the supervisor holds every device file the
+ * workers read, so what they had read and not answered stays on its
  * processing list, and FUSE_NOTIFY_RESEND brings it back
- * (core/transport/README.md, E1a/E1b). */
+ * (core/transport/README.md, E1a/E1b). io_uring: fill, exit, adopt (E6a,
+ * transport/uring_handover.c), the fill made by session_fill.c. */
 #define _GNU_SOURCE
 #include "session_adopt.h"
 #include "session_internal.h"
@@ -35,7 +36,9 @@ int fring_session_export(const struct fring_session *s, struct fring_adopt *a)
 	a->fds[0] = s->dx.mount.fuse_fd;
 	a->nfds = 1 + fring_devfuse_fds(s->ts.df, a->fds + 1,
 					FRING_ADOPT_MAX_FDS - 1);
-	return fring_transports_rings(&s->ts) ? -EOPNOTSUPP : 0;
+	a->shm_fd = fring_uring_shm_fd(s->ts.uo.u);
+	return fring_transports_rings(&s->ts) && a->shm_fd < 0 ? -EOPNOTSUPP
+							       : 0;
 }
 
 char *fring_session_no_takeover(const struct fring_session *s)
@@ -53,8 +56,13 @@ char *fring_session_no_takeover(const struct fring_session *s)
 			"FUSE_NOTIFY_RESEND (7.40): requests in flight "
 			"would be lost",
 			s->init.kernel_minor);
-	if (fring_transports_rings(&s->ts))
-		return fring_strf("served over io_uring");
+	if (fring_transports_rings(&s->ts) &&
+	    fring_uring_shm_fd(s->ts.uo.u) < 0)
+		return fring_strf(
+			"served over io_uring with ring memory a new server "
+			"cannot adopt (buffer pools, zero-copy and reduced "
+			"queues are not handed over yet: "
+			"core/transport/README.md)");
 	if (s->kmount.auto_unmount)
 		return fring_strf("mounted with auto_unmount: fusermount3 "
 				  "unmounts it once the serving process exits");
@@ -77,8 +85,12 @@ static void resend(struct fring_session *s)
 int fring_session_pause(struct fring_session *s, char **err)
 {
 	struct timespec ts = { 0, 5 * 1000000L };
-	unsigned busy = fring_devfuse_pause(s->ts.df, PAUSE_MS);
+	unsigned busy;
 	long left;
+
+	if (s->ts.uo.u)
+		fring_uring_hold(s->ts.uo.u);
+	busy = fring_devfuse_pause(s->ts.df, PAUSE_MS);
 
 	if (busy) {
 		*err = fring_strf(
@@ -158,6 +170,21 @@ static int start_workers(struct fring_session *s, const int *fds, unsigned n,
 	return ret;
 }
 
+int fring_session_exit_ready(struct fring_session *s, unsigned timeout_ms,
+			     char **err)
+{
+	struct fring_uring *u = s->ts.uo.u;
+
+	if (!u || !fring_uring_wait_full(u, timeout_ms))
+		return 0;
+	*err = fring_strf("%s: only %u of %u io_uring entries held a request "
+			  "after %u ms: exiting now would cancel the others",
+			  s->mountpoint, fring_uring_held(u),
+			  fring_uring_nr_qids(u) * fring_uring_depth(u),
+			  timeout_ms);
+	return -ETIMEDOUT;
+}
+
 int fring_session_resume(struct fring_session *s, char **err)
 {
 	struct fring_devfuse *old = s->ts.df;
@@ -167,6 +194,8 @@ int fring_session_resume(struct fring_session *s, char **err)
 
 	for (unsigned i = 0; i < n; i++)
 		fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
+	if (s->ts.uo.u)
+		fring_uring_unhold(s->ts.uo.u);
 	resend(s);
 	ret = start_workers(s, fds, n, err);
 	if (ret == 0) {
@@ -265,7 +294,16 @@ int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 			s->mountpoint, name_of(s), version, strerror(-ret));
 		return ret;
 	}
-	return 0;
+	if (a->shm_fd < 0)
+		return 0;
+	/* io_uring: our rings, ready but quiet until GO; then the fill that
+	 * lets the old server exit (session_fill.c). */
+	s->adopt->shm_fd = -1; /* taken by the rings */
+	ret = fring_transports_adopt(&s->ts, &a->init, a->fds[0], a->conn_id,
+				     a->shm_fd, err);
+	if (ret)
+		return ret;
+	return fring_session_fill(s, err);
 }
 
 int fring_session_adopted(const struct fring_session *s)
@@ -284,6 +322,8 @@ int fring_session_adopt_mount(struct fring_session *s, char **err)
 		return ret;
 	}
 	s->dx.mount.fuse_fd = a->fds[0];
+	/* Its entries' requests first (the fillers' among them). */
+	fring_transports_start_adopted(&s->ts);
 	/* The old server is gone: what it had read comes again now, before
 	 * any worker reads (a request read twice would be resent twice). */
 	resend(s);

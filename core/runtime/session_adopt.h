@@ -23,6 +23,8 @@ struct fring_adopt {
 	int auto_unmount; /* mount option: unmount once the server is gone */
 	unsigned nfds;
 	int fds[FRING_ADOPT_MAX_FDS]; /* [0] the session fd, then every worker's clone */
+	int shm_fd; /* served over io_uring: the entry memory's memfd, else -1
+		     * (not counted in nfds) */
 };
 
 /* --- the old server --- */
@@ -33,12 +35,18 @@ int fring_session_export(const struct fring_session *s, struct fring_adopt *a);
 /* NULL if s can be handed over, else why not (malloc'ed; a plugin
  * without the hooks is named with them). */
 char *fring_session_no_takeover(const struct fring_session *s);
-/* Stop reading (the workers end, the mount stays) and wait for the
- * plugin's outstanding replies. 0, or -errno + *err (then resume). */
+/* Stop reading (the workers end, the mount stays; over io_uring what
+ * arrives stays in its entry) and wait for the plugin's outstanding
+ * replies. 0, or -errno + *err (then resume). */
 int fring_session_pause(struct fring_session *s, char **err);
 /* The plugin's state_save into fd (a memfd). 0 or -errno + *err. */
 int fring_session_save(struct fring_session *s, int fd, uint32_t *version,
 		       char **err);
+/* Before the old server exits: over io_uring, wait (timeout_ms) until
+ * every entry holds a request, so that its exit cancels none. 0, or
+ * -ETIMEDOUT + *err (then resume). */
+int fring_session_exit_ready(struct fring_session *s, unsigned timeout_ms,
+			     char **err);
 /* After a refused takeover: serve again on the same fds, and have what
  * the stopped workers had read sent again (FUSE_NOTIFY_RESEND). */
 int fring_session_resume(struct fring_session *s, char **err);

@@ -48,6 +48,12 @@ struct fring_session {
  * FUSE_NOTIFY_RESEND, then the workers on the adopted fds. */
 int fring_session_adopt_mount(struct fring_session *s, char **err);
 
+/* A takeover's new server over io_uring: start the fillers, per qid as
+ * many blocking LOOKUPs from its CPU as the qid has entries, so that the
+ * old server's entries all fill and it may exit (session_fill.c). 0, or
+ * -errno + *err. */
+int fring_session_fill(struct fring_session *s, char **err);
+
 /* The /dev/fuse workers' on_all_exited: the session ended on its own. */
 void fring_session_workers_exited(void *ud);
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../base/log.h"
 
@@ -51,6 +52,7 @@ void fring_transports_offer(struct fring_transports *ts, int fd,
 		.mountpoint = ts->mountpoint,
 		.conn_id = conn_id,
 		.cfg = &ts->cfg,
+		.handover = ts->handover,
 	};
 	if (ts->cfg.mode != FRING_MODE_DEVFUSE && fring_uring_enabled() &&
 	    fring_uring_possible_cpus() > 0) {
@@ -89,6 +91,32 @@ int fring_transports_start(struct fring_transports *ts,
 	 * workers while the rings keep serving. */
 	ts->t[0] = fring_devfuse_transport(ts->df);
 	return ret;
+}
+
+int fring_transports_adopt(struct fring_transports *ts,
+			   const struct fring_init_result *res, int fd,
+			   uint32_t conn_id, int shm_fd, char **err)
+{
+	int ret;
+
+	fring_transports_offer(ts, fd, conn_id);
+	ts->uo.p.max_write = res->max_write;
+	ts->uo.p.max_pages = res->max_pages;
+	ts->uo.p.adopt = 1;
+	ts->uo.p.adopt_fd = shm_fd;
+	ts->uo.p.handover = 1;
+	ret = fring_uring_setup(&ts->uo.p, &ts->uo.u, err);
+	close(shm_fd); /* the rings keep a dup */
+	if (ret)
+		return ret;
+	ts->t[1] = fring_uring_transport(ts->uo.u);
+	return 0;
+}
+
+void fring_transports_start_adopted(struct fring_transports *ts)
+{
+	if (ts->uo.u)
+		fring_uring_start(ts->uo.u);
 }
 
 int fring_transports_rings(const struct fring_transports *ts)

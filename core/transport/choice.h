@@ -36,6 +36,7 @@ struct fring_transports {
 		cfg; /* the mount's; mode may drop to devfuse */
 	const char *mountpoint;
 	unsigned nr_workers; /* /dev/fuse workers asked for, 0: default */
+	int handover; /* the rings' memory may be handed over (takeover) */
 	struct fring_serve sv;
 	/* For INIT (fring_transports_offer): FRING_TRANSPORT_* and queues. */
 	uint32_t conn_transport, nr_queues;
@@ -75,6 +76,15 @@ int fring_transports_init_hook(void *ud, const struct fring_init_result *res,
 int fring_transports_start(struct fring_transports *ts,
 			   const struct fring_init_result *res, int fd,
 			   void (*on_exit)(void *ud), void *ud, char **err);
+
+/* A takeover's new server: set up rings on the connection fd (fusectl id
+ * conn_id) that an old server served over io_uring, adopting its entry
+ * memory shm_fd (taken), as INIT settled in res; they serve once
+ * fring_transports_start_adopted runs. 0, or -errno + *err. */
+int fring_transports_adopt(struct fring_transports *ts,
+			   const struct fring_init_result *res, int fd,
+			   uint32_t conn_id, int shm_fd, char **err);
+void fring_transports_start_adopted(struct fring_transports *ts);
 
 /* 1 when io_uring queues serve (beside /dev/fuse). */
 int fring_transports_rings(const struct fring_transports *ts);

@@ -62,6 +62,13 @@ struct fring_uring_params {
 	 * trust it), and why or why not (NULL: from reduced_offered alone). */
 	int reduced_offered;
 	const char *reduced_why;
+	/* Takeover (uring_handover.c): handover 1 puts the entry memory in
+	 * a memfd a new server can adopt (per-entry buffers only); adopt 1
+	 * maps adopt_fd, an old server's, and registers nothing for the
+	 * entries that hold its requests. */
+	int handover;
+	int adopt;
+	int adopt_fd;
 };
 
 /* Task-work modes, best first. AUTO tries DEFER, then COOP, then PLAIN
@@ -206,6 +213,24 @@ int fring_uring_init_hook(void *ud, const struct fring_init_result *res,
 /* Whether io_uring is expected to work (enable_uring = Y, not disabled by
  * sysctl): what the plugin is told in fring_conn.transport before INIT. */
 int fring_uring_enabled(void);
+
+/* ---- Takeover without unmount (uring_handover.c) ---- */
+
+/* The memfd of the entry memory a new server adopts; -1 without one (the
+ * mount was not set up for a handover: pools, zero-copy, reduced queues,
+ * or no plugin state hooks). */
+int fring_uring_shm_fd(const struct fring_uring *u);
+/* Old server: from now on requests that arrive stay in their entries. */
+void fring_uring_hold(struct fring_uring *u);
+/* Wait until every entry holds a request, so the process may exit with
+ * nothing armed in its rings. 0 or -ETIMEDOUT. */
+int fring_uring_wait_full(struct fring_uring *u, unsigned timeout_ms);
+/* The CPU whose requests the kernel queues on qid. */
+int fring_uring_qid_cpu(const struct fring_uring *u, uint32_t qid);
+/* Entries holding a request now. */
+uint32_t fring_uring_held(const struct fring_uring *u);
+/* A refused takeover: serve again, the held requests first. */
+void fring_uring_unhold(struct fring_uring *u);
 
 /* One FRING_LOG=debug line of the counters above, prefixed with name:
  * "NAME: uring: N requests over the ring (qid 0: a, qid 1: b), ...". */

@@ -84,6 +84,9 @@ int uring_prep_register(struct uring_thread *t, struct uring_ent *e)
 
 int uring_prep_commit(struct uring_thread *t, struct uring_ent *e)
 {
+	/* Nonzero marks a request held in the entry (uring_handover.c); the
+	 * kernel reads only payload_sz of this struct at a commit. */
+	e->hdr->ring_ent_in_out.commit_id = 0;
 	/* The id the kernel handed out for this request: full 64 bits, and
 	 * never 0 (checked when the request arrived). */
 	return prep_cmd(t, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, e->commit_id);

@@ -31,13 +31,14 @@
 /* Entry life cycle. Transitions out of USER/IO happen on any thread (the
  * replier), all others on the owner thread. */
 enum ent_state {
-	ENT_IDLE,      /* not yet registered */
-	ENT_KERNEL,    /* REGISTER or COMMIT_AND_FETCH parked in the kernel */
-	ENT_USER,      /* holds a request; the plugin owns it */
-	ENT_IO,        /* backing READ/WRITE_FIXED in flight (reply claimed) */
-	ENT_REPLIED,   /* reply in the buffers, commit not yet prepared */
-	ENT_COMMITTING,/* commit handed to the owner (MPSC or SQ) */
-	ENT_GONE,      /* torn down by the kernel */
+	ENT_IDLE,       /* not yet registered */
+	ENT_KERNEL,     /* REGISTER or COMMIT_AND_FETCH parked in the kernel */
+	ENT_USER,       /* holds a request; the plugin owns it */
+	ENT_IO,         /* backing READ/WRITE_FIXED in flight (reply claimed) */
+	ENT_REPLIED,    /* reply in the buffers, commit not yet prepared */
+	ENT_COMMITTING, /* commit handed to the owner (MPSC or SQ) */
+	ENT_GONE,       /* torn down by the kernel */
+	ENT_HELD,       /* holds a request a takeover hands over (owner) */
 };
 
 /* What the owner thread must do with an entry it pops from the MPSC. */
@@ -61,6 +62,8 @@ struct uring_ent {
 	uint16_t zc_slot;              /* its zero-copy slot in the ring's table */
 	uint8_t owner_claimed;         /* owner: claimed by its own thread without
 					* an atomic read-modify-write (uring_io.c) */
+	uint8_t adopt;                 /* holds a request an old server left
+					* (uring_handover.c) */
 	struct iovec reg_iov[2];       /* REGISTER argument */
 
 	_Atomic int state;             /* enum ent_state */
@@ -106,6 +109,7 @@ struct uring_queue {
 	int node;                      /* of cpu: where its memory goes */
 	void *region;                  /* depth * (header + payload) */
 	size_t region_sz;
+	uint8_t region_shared;         /* in the takeover memfd: not unmapped */
 	struct uring_ent *ents;        /* depth entries */
 	uint32_t depth;
 	uint16_t buf_base, nbufs;      /* its fixed buffers in the ring */
@@ -156,6 +160,7 @@ struct uring_thread {
 	uint32_t nents;                /* entries over all its queues */
 	uint32_t live;                 /* owner: entries not GONE */
 	uint32_t io_inflight;          /* owner: backing I/O in flight */
+	uint32_t nheld;                /* owner: entries ENT_HELD */
 	int wake_fd;                   /* eventfd: MPSC not empty */
 	struct uring_mpsc mpsc;
 	int setup_err;                 /* -errno, set before reporting */
@@ -252,6 +257,16 @@ struct fring_uring {
 	/* Other threads between an MPSC push and their eventfd write: the
 	 * pushed request may already be finished, so free waits for these. */
 	_Atomic int handing_over;
+
+	/* Takeover (uring_handover.c). */
+	int shm_fd;               /* entry memory memfd, -1: private */
+	void *shm_base;           /* its regions, at the same address in
+					* every generation */
+	uint64_t shm_slot;        /* bytes per qid */
+	int adopting;             /* entries may hold an old server's
+					* requests */
+	_Atomic int hold;         /* arrivals are held, not dispatched */
+	_Atomic uint32_t nr_held; /* entries ENT_HELD, every thread */
 };
 
 /* uring_probe.c */
@@ -283,8 +298,9 @@ int uring_prep_stop_poll(struct uring_thread *t);
 void *uring_map_local(size_t len, int node);
 int uring_populate(void *p, size_t len);
 int uring_ents_alloc(struct uring_queue *q, uint32_t depth);
+/* at: the memory to carve (the takeover memfd's slot), NULL to map it. */
 int uring_region_alloc(struct uring_queue *q, uint32_t depth,
-		       uint32_t payload_sz, uint16_t buf_base);
+		       uint32_t payload_sz, uint16_t buf_base, void *at);
 void uring_region_bufs(const struct uring_queue *q, uint32_t payload_sz,
 		       struct iovec *iov);
 void uring_region_free(struct uring_queue *q);
@@ -367,6 +383,8 @@ int uring_budget_check(uint32_t qids, uint32_t depth, uint32_t payload_sz,
 /* uring_serve.c */
 void uring_handle_cqe(struct uring_thread *t, const struct io_uring_cqe *cqe);
 void uring_drain_mpsc(struct uring_thread *t);
+/* A request is in e (its header and payload): dispatch it. */
+void uring_request_arrived(struct uring_thread *t, struct uring_ent *e);
 /* The thread's ring closes: finish what is still handed over to it, and
  * let later hand-overs finish themselves. */
 void uring_close_handover(struct uring_thread *t);
@@ -429,6 +447,23 @@ void uring_grow_window(struct fring_uring *u, const struct fring_place_load *w,
 int uring_grow_wait(struct uring_thread *t);
 void uring_grow_describe(const struct fring_uring *u, char *buf, size_t len);
 void uring_grow_log(const struct fring_uring *u, const char *name);
+
+/* uring_handover.c: the takeover's entry memory, hold and adopt. */
+/* Set the entry memory up in a memfd (u->shm_*); 0 or -errno. */
+int uring_shm_create(struct fring_uring *u);
+/* Map the memfd an old server used, checked against u's layout; 0 or
+ * -errno with *err. */
+int uring_shm_adopt(struct fring_uring *u, int fd, char **err);
+/* q's region in it, NULL without one. */
+void *uring_shm_region(const struct fring_uring *u,
+		       const struct uring_queue *q);
+void uring_shm_free(struct fring_uring *u);
+/* Owner: after a wake-up, dispatch the held entries once the hold is
+ * lifted (a refused takeover). */
+void uring_release_held(struct uring_thread *t);
+/* A new server's thread, once released: dispatch what its entries hold,
+ * REGISTER the empty ones. 0 or -EBUSY (no SQE). */
+int uring_adopt_start(struct uring_thread *t);
 
 /* uring_abort.c */
 int uring_abort_connection(struct fring_uring *u, const char *why);

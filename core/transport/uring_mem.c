@@ -105,24 +105,37 @@ int uring_ents_alloc(struct uring_queue *q, uint32_t depth)
 }
 
 int uring_region_alloc(struct uring_queue *q, uint32_t depth,
-		       uint32_t payload_sz, uint16_t buf_base)
+		       uint32_t payload_sz, uint16_t buf_base, void *at)
 {
 	size_t stride = stride_of(payload_sz);
 	uint32_t per_buf = uring_entries_per_buf(payload_sz);
-	void *p;
+	void *p = at;
 	int ret;
 
 	q->region_sz = stride * depth;
-	p = uring_map_local(q->region_sz, q->node);
+	if (at && numa_available() >= 0 && q->node >= 0)
+		numa_tonode_memory(at, q->region_sz, q->node);
+	else if (!at)
+		p = uring_map_local(q->region_sz, q->node);
 	if (!p)
 		return -ENOMEM;
-	ret = uring_populate(p, q->region_sz);
+	/* A shared region an old server used keeps its bytes: populating
+	 * maps its pages (never the clearing fallback). */
+	if (!at)
+		ret = uring_populate(p, q->region_sz);
+	else if (madvise(p, q->region_sz, MADV_POPULATE_WRITE) == 0 ||
+		 errno == EINVAL)
+		ret = 0;
+	else
+		ret = -errno;
 	if (!ret)
 		ret = uring_ents_alloc(q, depth);
 	if (ret) {
-		region_free(p, q->region_sz);
+		if (!at)
+			region_free(p, q->region_sz);
 		return ret;
 	}
+	q->region_shared = at != NULL;
 	q->region = p;
 	q->buf_base = buf_base;
 	q->nbufs = (depth + per_buf - 1) / per_buf;
@@ -160,7 +173,7 @@ void uring_region_bufs(const struct uring_queue *q, uint32_t payload_sz,
 
 void uring_region_free(struct uring_queue *q)
 {
-	if (q->region)
+	if (q->region && !q->region_shared)
 		region_free(q->region, q->region_sz);
 	q->region = NULL;
 	if (q->pool)

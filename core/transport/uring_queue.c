@@ -115,10 +115,12 @@ static int thread_setup(struct uring_thread *t)
 	for (uint32_t i = 0; i < t->nq; i++) {
 		struct uring_queue *q = &t->queues[i];
 
-		ret = u->pool_bufs ? uring_pool_alloc(q, u->depth, u->payload_sz,
-						      u->pool_bufs, base)
-				   : uring_region_alloc(q, u->depth, u->payload_sz,
-							base);
+		ret = u->pool_bufs
+			      ? uring_pool_alloc(q, u->depth, u->payload_sz,
+						 u->pool_bufs, base)
+			      : uring_region_alloc(q, u->depth, u->payload_sz,
+						   base,
+						   uring_shm_region(u, q));
 		if (ret)
 			return fail(t, ret, u->pool_bufs ? "allocating the buffer pool"
 							 : "allocating entry buffers");
@@ -165,6 +167,8 @@ static int thread_setup(struct uring_thread *t)
 			if (u->pool_bufs)
 				continue;
 			atomic_store(&e->state, ENT_KERNEL);
+			if (u->adopting)
+				continue; /* uring_adopt_start, once released */
 			if (uring_prep_register(t, e))
 				return fail(t, -EBUSY, "preparing REGISTER");
 		}
@@ -347,6 +351,10 @@ void *uring_thread_main(void *arg)
 		}
 	}
 	fring_hb_enter();
+	if (go > 0 && !t->setup_err && uring_adopt_start(t)) {
+		uring_abort_connection(u, "SQ exhausted adopting the entries");
+		go = -1;
+	}
 	if (go > 0 && !t->setup_err)
 		serve(t);
 	fring_hb_leave();

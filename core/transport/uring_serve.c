@@ -176,7 +176,7 @@ static void ent_gone(struct uring_thread *t, struct uring_ent *e)
 	t->live--;
 }
 
-static void request_arrived(struct uring_thread *t, struct uring_ent *e)
+void uring_request_arrived(struct uring_thread *t, struct uring_ent *e)
 {
 	const struct fuse_uring_ent_in_out *eio = &e->hdr->ring_ent_in_out;
 	struct fuse_in_header in;
@@ -240,7 +240,15 @@ static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)
 	}
 	switch (res) {
 	case 0:
-		request_arrived(t, e);
+		if (atomic_load_explicit(&t->u->hold, memory_order_relaxed)) {
+			/* A takeover: the request stays here for the next
+			 * server (uring_handover.c). */
+			atomic_store(&e->state, ENT_HELD);
+			t->nheld++;
+			atomic_fetch_add(&t->u->nr_held, 1);
+			return;
+		}
+		uring_request_arrived(t, e);
 		return;
 	case -EAGAIN: /* REGISTER before the INIT reply was processed */
 	case -EINTR:
@@ -324,6 +332,7 @@ void uring_handle_cqe(struct uring_thread *t, const struct io_uring_cqe *cqe)
 			fring_err("uring: thread %u: cannot re-arm its wake-up "
 				  "poll", t->idx);
 		uring_drain_mpsc(t);
+		uring_release_held(t);
 		return;
 	}
 	if (ud == UD_STOP) {

@@ -35,6 +35,7 @@ static void destroy(struct fring_uring *u)
 		close_fd(&u->threads[i].wake_fd);
 	for (uint32_t q = 0; u->queues && q < u->nr_qids; q++)
 		uring_region_free(&u->queues[q]);
+	uring_shm_free(u);
 	close_fd(&u->stop_fd);
 	pthread_cond_destroy(&u->cond);
 	pthread_mutex_destroy(&u->lock);
@@ -128,6 +129,33 @@ static void join_all(struct fring_uring *u)
 
 static const struct fring_transport_ops uring_transport_ops;
 
+/* Entry memory a takeover can hand over: adopted from an old server, or
+ * made shareable when the mount may be handed over later. */
+static int shm_setup(struct fring_uring *u, const struct fring_uring_params *p,
+		     char **err)
+{
+	int ret;
+
+	if (p->adopt) {
+		if (u->pool_bufs || u->zc || u->reduced) {
+			*err = fring_strf("takeover: the new configuration "
+					  "asks for buffer pools, zero-copy "
+					  "or reduced queues, which a "
+					  "takeover cannot adopt yet");
+			return -EOPNOTSUPP;
+		}
+		return uring_shm_adopt(u, p->adopt_fd, err);
+	}
+	if (!p->handover || u->pool_bufs || u->zc || u->reduced)
+		return 0;
+	ret = uring_shm_create(u);
+	if (ret)
+		fring_warn("%s: uring: no shareable entry memory (%s): this "
+			   "mount cannot be taken over",
+			   u->mountpoint ? u->mountpoint : "?", strerror(-ret));
+	return 0;
+}
+
 int fring_uring_setup(const struct fring_uring_params *p,
 		      struct fring_uring **out, char **err)
 {
@@ -143,6 +171,7 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->stop_fd = -1;
+	u->shm_fd = -1;
 	u->tp.ops = &uring_transport_ops;
 	u->sv = p->sv;
 	u->fuse_fd = p->fuse_fd;
@@ -193,6 +222,11 @@ int fring_uring_setup(const struct fring_uring_params *p,
 	/* Every index fring narrows to uint16_t (buf_index, zc_slot) is below
 	 * the table's 16,384 once this holds. */
 	ret = uring_zc_fit(u, p, err);
+	if (ret) {
+		destroy(u);
+		return ret;
+	}
+	ret = shm_setup(u, p, err);
 	if (ret) {
 		destroy(u);
 		return ret;

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""`fring restart`: a new serving process takes a live /dev/fuse mount
-over (issue 25). Open files, directory fds and mmaps survive, a verified
+"""`fring restart`: a new serving process takes a live mount over, over
+/dev/fuse and over io_uring (issue 25). Open files, directory fds and mmaps survive, a verified
 load sees no error, refusals leave the old server serving, a death on
 either side mid-way ends served or cleanly aborted (never hung), and the
 new server keeps the INIT state the kernel negotiated."""
@@ -27,17 +27,37 @@ pytestmark = pytest.mark.skipif(
 RESTART_BOUND = 30  # s: every step of the sequence is bounded well below
 
 
+def uring_available():
+    try:
+        with open("/sys/module/fuse/parameters/enable_uring") as p:
+            return p.read().strip() == "Y"
+    except OSError:
+        return False
+
+
+@pytest.fixture(params=[
+    "devfuse",
+    pytest.param("uring", marks=pytest.mark.skipif(
+        not uring_available(),
+        reason="FUSE io_uring is off (/sys/module/fuse/parameters/enable_uring)"))])
+def transport(request):
+    """Each test runs over /dev/fuse and over io_uring (fill, exit,
+    adopt: core/transport/uring_handover.c)."""
+    return request.param
+
+
 @pytest.fixture
-def served(spawn, tmpdirs, monkeypatch):
+def served(spawn, tmpdirs, monkeypatch, transport):
     """served(plugin, transport, env) -> (Fring, mountpoint); the runtime
-    dir is private. At teardown SIGTERM must end it with 0 and nothing
-    mounted (so the last new server unmounts cleanly), unless the test
-    ended it itself."""
+    dir is private; the transport is the test's parameter unless given.
+    At teardown SIGTERM must end it with 0 and nothing mounted (so the
+    last new server unmounts cleanly), unless the test ended it itself."""
     monkeypatch.setenv("FRING_RUNTIME_DIR", tmpdirs("run"))
     monkeypatch.setenv("FRING_LOG", "debug")
     started = []
+    default_transport = transport
 
-    def start(plugin="memfs", transport="devfuse", env=None):
+    def start(plugin="memfs", transport=default_transport, env=None):
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)
         mp = tmpdirs("mnt")
@@ -257,25 +277,47 @@ def test_refused_for_an_unreadable_state_version(served):
         w.write("x")
 
 
-def uring_available():
-    try:
-        with open("/sys/module/fuse/parameters/enable_uring") as p:
-            return p.read().strip() == "Y"
-    except OSError:
-        return False
+HELD_RE = re.compile(r"uring: thread \d+: adopted (\d+) held request\(s\), "
+                     r"registered (\d+) entries anew")
 
 
 @pytest.mark.skipif(not uring_available(), reason="FUSE io_uring is off "
                     "(/sys/module/fuse/parameters/enable_uring)")
-def test_refused_for_an_io_uring_mount(served):
+def test_io_uring_entries_are_adopted_full(served):
+    # A quiet mount: the fill alone makes every entry of the old server
+    # hold a request, and the new one adopts them all, registering none.
     f, mp = served(transport="uring")
-    old = server_of(f)
+    with open(os.path.join(mp, "kept"), "w") as w:
+        w.write("kept")
     rc, line, _ = restart(mp)
-    assert rc == 1, line
-    assert "is served over io_uring; a takeover needs transport: " \
-        "{mode: devfuse}" in line, line
-    assert server_of(f) == old
-    os.stat(mp)
+    assert rc == 0, (line, f.log())
+    log = f.log()
+    adopted = [tuple(map(int, g)) for g in HELD_RE.findall(log)]
+    assert adopted, log
+    assert all(fresh == 0 for _, fresh in adopted), adopted
+    depth = int(re.search(r"(\d+) entries each", log).group(1))
+    qids = int(re.search(r"io_uring: (\d+) queues on", log).group(1))
+    assert sum(h for h, _ in adopted) == qids * depth, (adopted, log)
+    with open(os.path.join(mp, "kept")) as r:
+        assert r.read() == "kept"
+    # no filler is left waiting: each got its answer (ENOENT)
+    deadline = time.monotonic() + 10
+    while any(_comm(p) == "fring-fill" for p in _pids()):
+        assert time.monotonic() < deadline, "a filler still waits"
+        time.sleep(0.05)
+    assert not [n for n in os.listdir(mp) if n.startswith(".fring")]
+
+
+def _pids():
+    return [p for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _comm(pid):
+    try:
+        with open("/proc/%s/comm" % pid) as c:
+            return c.read().strip()
+    except OSError:
+        return ""
 
 
 @pytest.mark.parametrize("step", ["new-start", "new-loaded"])

@@ -258,6 +258,7 @@ int fake_queue_init(struct fake_queue *fq, const struct fake_queue_cfg *cfg,
 	u->queues = q;
 	u->threads = t;
 	u->stop_fd = -1;
+	u->shm_fd = -1;
 	t->u = u;
 	t->queues = q;
 	t->nq = 1;
@@ -270,9 +271,10 @@ int fake_queue_init(struct fake_queue *fq, const struct fake_queue_cfg *cfg,
 	fakering_init(&t->ring, cfg->depth + URING_SQ_EXTRA);
 	t->ring_ok = 1;
 	q->node = -1;
-	ret = u->pool_bufs ? uring_pool_alloc(q, u->depth, u->payload_sz,
-					      u->pool_bufs, 0)
-			   : uring_region_alloc(q, u->depth, u->payload_sz, 0);
+	ret = u->pool_bufs
+		      ? uring_pool_alloc(q, u->depth, u->payload_sz,
+					 u->pool_bufs, 0)
+		      : uring_region_alloc(q, u->depth, u->payload_sz, 0, NULL);
 	cr_assert_eq(ret, 0, "allocating the queue's buffers: %d", ret);
 	uring_zc_slots(t, q->nbufs);
 	for (uint32_t j = 0; j < q->depth; j++)
