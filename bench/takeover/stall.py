@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The longest stall a client sees during `fring restart` (issue 25).
 
-Mounts memfs over /dev/fuse (`fring mount memfs MP -t devfuse`), writes a
+Mounts memfs (`fring mount memfs MP -t TRANSPORT`, devfuse or uring), writes a
 file of --size MiB, and runs a qd1 4k reader (random O_DIRECT preads, so
 every read reaches the server) while `fring restart MP` takes the mount
 over --takeovers times, --gap seconds apart. Per takeover: the reader's
@@ -37,6 +37,8 @@ def parse():
     ap.add_argument("--plugin-dir", default=os.path.join(build, "lib", "fring", "plugins"),
                     help="FRING_PLUGIN_PATH (default: the build's plugins)")
     ap.add_argument("--size", type=int, default=16, help="MiB of data (default 16)")
+    ap.add_argument("--transport", choices=("devfuse", "uring"), default="devfuse",
+                    help="the mount's transport (default devfuse)")
     ap.add_argument("--takeovers", type=int, default=10, help="default 10")
     ap.add_argument("--gap", type=float, default=0.5,
                     help="seconds between takeovers (default 0.5)")
@@ -86,7 +88,7 @@ def main():
     mp, rundir = os.path.join(tmp, "mnt"), os.path.join(tmp, "run")
     os.mkdir(mp)
     env = dict(os.environ, FRING_PLUGIN_PATH=a.plugin_dir, FRING_RUNTIME_DIR=rundir)
-    proc = subprocess.Popen([a.fring, "mount", "memfs", mp, "-t", "devfuse"],
+    proc = subprocess.Popen([a.fring, "mount", "memfs", mp, "-t", a.transport],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     rows, reader = [], None
