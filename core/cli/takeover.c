@@ -112,10 +112,15 @@ int tko_recv(int sock, struct tko_msg *m, int *fds, unsigned cap,
 	return 1;
 }
 
-void tko_test_die(const char *step)
+int tko_test_dying(const char *step)
 {
 	const char *want = getenv("FRING_TEST_TAKEOVER_DIE");
 
-	if (want && !strcmp(want, step))
+	return want && !strcmp(want, step);
+}
+
+void tko_test_die(const char *step)
+{
+	if (tko_test_dying(step))
 		raise(SIGKILL);
 }

@@ -76,6 +76,7 @@ void tko_close_fds(int *fds, unsigned n);
 
 /* FRING_TEST_TAKEOVER_DIE=step: SIGKILL ourselves at that step. */
 void tko_test_die(const char *step);
+int tko_test_dying(const char *step); /* 1 if that is the step */
 
 /* The serving process's side (serve_takeover.c). */
 struct fring_runtime;
