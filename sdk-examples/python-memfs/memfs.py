@@ -22,6 +22,7 @@ call each other (helpers start with _), so a subclass may make any of
 them async."""
 import errno
 import os
+import pickle
 import stat
 import time
 
@@ -89,6 +90,37 @@ class Filesystem:
         root = self._new(stat.S_IFDIR | 0o755, 0, 0)
         root.parent = root
         root.lookups = 1            # never forgotten
+
+    # ---- takeover (`fring restart`) -------------------------------------
+
+    STATE_VERSION = 1
+
+    def state_save(self):
+        """The whole tree for the next instance: inode numbers, lookup and
+        open counts stay what the kernel knows. Plain values only (this
+        module is loaded under a name pickle cannot import again); a
+        directory's parent goes as its inode number."""
+        nodes = [[getattr(n, k) if k != "parent" else
+                  (n.parent.ino if n.parent else None) for k in Node.__slots__]
+                 for n in self.nodes.values()]
+        return self.STATE_VERSION, pickle.dumps(
+            (nodes, self.next_ino), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def state_load(self, version, data):
+        if version != self.STATE_VERSION:
+            raise ValueError("memfs.py: takeover state version %d, this "
+                             "memfs.py reads version %d only"
+                             % (version, self.STATE_VERSION))
+        rows, self.next_ino = pickle.loads(data)
+        self.nodes = {}
+        for row in rows:
+            n = Node.__new__(Node)
+            for k, v in zip(Node.__slots__, row):
+                setattr(n, k, v)
+            self.nodes[n.ino] = n
+        for n in self.nodes.values():
+            if n.parent is not None:
+                n.parent = self.nodes[n.parent]
 
     # ---- inodes ----------------------------------------------------------
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import FRING, PLUGIN_DIR, force_unmount, is_mounted
+from conftest import FRING, PLUGIN_DIR, force_unmount, fring_env, is_mounted
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.dirname(os.path.dirname(FRING))
@@ -411,3 +411,72 @@ def test_answers_the_kernel_cannot_take_are_eio_and_logged(py_plugin, spawn,
     assert "python: write returned 4097 for 4096 bytes" in log, log
     assert "with an entry for 'evil' naming nodeid 1" in log, log
     assert "covers ours" not in log, log
+
+
+# ---- the takeover's state hooks (`fring restart`, bindings/python/fring/state.py)
+
+def _restart(mnt):
+    r = subprocess.run([FRING, "restart", mnt], capture_output=True,
+                       text=True, timeout=120, env=fring_env())
+    return r.returncode, (r.stdout + r.stderr).strip()
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_python_memfs_survives_takeovers(py_plugin, mount, transport,
+                                         monkeypatch, tmp_path):
+    if transport == "uring" and not uring_on():
+        pytest.skip("FUSE io_uring is off")
+    monkeypatch.setenv("FRING_RUNTIME_DIR", str(tmp_path / "run"))
+    mnt = mount(py_plugin, {"module": os.path.join(
+        ROOT, "sdk-examples/python-memfs/memfs.py")}, transport=transport)
+    os.mkdir(os.path.join(mnt, "d"))
+    with open(os.path.join(mnt, "d", "f"), "wb") as w:
+        w.write(b"x" * 100000)
+    held = os.open(os.path.join(mnt, "d", "f"), os.O_RDWR)
+    for i in range(3):
+        rc, line = _restart(mnt)
+        assert rc == 0 and "fring: restart: ok: " in line, line
+        os.pwrite(held, b"%d" % i, i)
+    assert os.pread(held, 3, 0) == b"012"
+    os.close(held)
+    with open(os.path.join(mnt, "d", "f"), "rb") as r:
+        assert r.read() == b"012" + b"x" * 99997
+    assert os.listdir(os.path.join(mnt, "d")) == ["f"]
+
+
+def test_python_class_without_state_methods_refuses_a_takeover(
+        py_plugin, mount, monkeypatch, tmp_path):
+    monkeypatch.setenv("FRING_RUNTIME_DIR", str(tmp_path / "run"))
+    mnt = mount(py_plugin, {"module": os.path.join(
+        ROOT, "sdk-examples/python-hello/hello.py")}, transport="devfuse")
+    rc, line = _restart(mnt)
+    assert rc == 1 and "state_save failed: Operation not supported" in line, line
+    assert "still serves" in line, line
+    with open(os.path.join(mnt, "hello"), "rb") as f:  # still served
+        assert f.read() == b"hello from Python\n"
+
+
+def uring_on():
+    try:
+        with open("/sys/module/fuse/parameters/enable_uring") as p:
+            return p.read().strip() == "Y"
+    except OSError:
+        return False
+
+
+def test_python_state_version_it_cannot_read_is_refused(py_plugin, mount,
+                                                        monkeypatch, tmp_path):
+    # the old server names version 99 for the state memfs.py saved
+    monkeypatch.setenv("FRING_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setenv("FRING_TEST_TAKEOVER_VERSION", "99")
+    mnt = mount(py_plugin, {"module": os.path.join(
+        ROOT, "sdk-examples/python-memfs/memfs.py")}, transport="devfuse")
+    monkeypatch.delenv("FRING_TEST_TAKEOVER_VERSION")
+    with open(os.path.join(mnt, "kept"), "w") as w:
+        w.write("kept")
+    rc, line = _restart(mnt)
+    assert rc == 1, line
+    assert "cannot read the state handed over (version 99): Protocol " \
+        "error" in line, line
+    with open(os.path.join(mnt, "kept")) as r:
+        assert r.read() == "kept"

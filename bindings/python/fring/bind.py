@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: MIT
 """fring_python.so's plugin descriptor and callbacks (cffi extern
 "Python"): the lifecycle (create, config, config_complete, init,
-destroy) and one callback per operation of optable.OPS, which hands the
+destroy), the takeover's state hooks (state.py) and one callback per operation of optable.OPS, which hands the
 request to its handler (ops.py, dirs.py) through serve.serve."""
 import difflib
 import errno
 import importlib.util
 import inspect
 
-from . import dirs, ops
+from . import dirs, ops, state
 from . import serve as S
 from .optable import METHODS, OPS
 from .types import Conn
@@ -98,6 +98,10 @@ def _descriptor(ffi, lib):
     p.config_complete = lib.fring_py_config_complete
     p.init = lib.fring_py_init
     p.destroy = lib.fring_py_destroy
+    # Every Python mount offers a takeover; a class without the methods
+    # refuses it at state_save (state.py), naming them.
+    p.state_save = lib.fring_py_state_save
+    p.state_load = lib.fring_py_state_load
     p.ops = table
     _keep.extend([table, p, strings])
     return p
@@ -180,6 +184,14 @@ def bind(ffi, lib):
         for h, other in list(_mounts.items()):
             if other is mnt:
                 del _mounts[h]
+
+    @ffi.def_extern(error=-errno.EIO)
+    def fring_py_state_save(inst, fd, version):
+        return state.save(ffi.from_handle(inst), fd, version)
+
+    @ffi.def_extern(error=-errno.EIO)
+    def fring_py_state_load(inst, fd, version):
+        return state.load(ffi.from_handle(inst), fd, version)
 
     @ffi.def_extern()
     def fring_py_op_forget(inst, items, count):

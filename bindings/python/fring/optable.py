@@ -49,9 +49,11 @@ OPS = [
     ("statx", "struct fring_statx_args"),
 ]
 
-# The methods a Filesystem class may define: the ops, write's write_fd
-# and init (FUSE_INIT). Any other public method gets a warning at mount.
-METHODS = frozenset([op for op, _ in OPS] + ["write_fd", "init"])
+# The methods a Filesystem class may define: the ops, write's write_fd,
+# init (FUSE_INIT) and the takeover's state_save/state_load (`fring
+# restart`). Any other public method gets a warning at mount.
+METHODS = frozenset([op for op, _ in OPS] +
+                    ["write_fd", "init", "state_save", "state_load"])
 
 
 def callbacks():
@@ -62,6 +64,8 @@ def callbacks():
         'extern "Python" int32_t fring_py_config_complete(void *);',
         'extern "Python" int32_t fring_py_init(void *, struct fring_conn *);',
         'extern "Python" void fring_py_destroy(void *);',
+        'extern "Python" int32_t fring_py_state_save(void *, int, uint32_t *);',
+        'extern "Python" int32_t fring_py_state_load(void *, int, uint32_t);',
         'extern "Python" void fring_py_op_forget(void *, const struct fring_forget_one *, uint32_t);',
     ]
     lines += ['extern "Python" void fring_py_op_%s(void *, fring_req *, const %s *);'
