@@ -403,3 +403,27 @@ def test_rust_null_bad_options_are_refused(rust_null, tmpdirs, option, message):
     r = run_fring("mount", rust_null, tmpdirs("mnt"), "-o", option)
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("transport", ["devfuse", "uring"])
+def test_rust_hello_is_taken_over(examples, mount, transport, monkeypatch,
+                                  tmp_path):
+    """rust-hello declares TAKEOVER (its state is empty, version 1): `fring
+    restart` hands the mount to a new process while a file stays open;
+    rust-mirror does not, and is refused naming the hooks."""
+    monkeypatch.setenv("FRING_RUNTIME_DIR", str(tmp_path / "run"))
+    mnt = mount(examples["rust-hello"], transport=transport)
+    held = os.open(os.path.join(mnt, "hello"), os.O_RDONLY)
+    for _ in range(2):
+        r = run_fring("restart", mnt, timeout=120)
+        assert r.returncode == 0 and "restart: ok" in r.stdout + r.stderr, \
+            r.stdout + r.stderr
+    assert os.pread(held, 64, 0) == b"hello from Rust\n"
+    os.close(held)
+    src = tmp_path / "src"
+    src.mkdir()
+    mirror = mount(examples["rust-mirror"], {"source": str(src)},
+                   transport=transport)
+    r = run_fring("restart", mirror, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "has no state_save/state_load hooks" in r.stdout + r.stderr

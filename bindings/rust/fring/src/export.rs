@@ -85,8 +85,8 @@ fn build<F: Filesystem>(meta: Meta) -> Descriptor {
         unload: None,
         ops: &*ops,
         features: features::<F>(),
-        state_save: None,
-        state_load: None,
+        state_save: if F::TAKEOVER { Some(state_save::<F>) } else { None },
+        state_load: if F::TAKEOVER { Some(state_load::<F>) } else { None },
     };
     Descriptor { plugin, _ops: ops, _strings: strings }
 }
@@ -253,6 +253,71 @@ unsafe extern "C" fn init<F: Filesystem>(inst: *mut c_void, conn: *mut sys::frin
                 Err(e) => -e.raw(),
             },
             None => -libc::EINVAL,
+        }
+    })
+}
+
+unsafe extern "C" fn state_save<F: Filesystem>(inst: *mut c_void, fd: i32, version: *mut u32) -> i32 {
+    guarded("state_save", || {
+        // SAFETY: the host passes the instance create made, and *version.
+        let (Some(i), Some(version)) = (unsafe { instance::<F>(inst) }, unsafe { version.as_mut() }) else {
+            return -libc::EINVAL;
+        };
+        let Some(fs) = i.fs.get() else {
+            return -libc::EINVAL;
+        };
+        match fs.state_save() {
+            Ok((v, data)) => {
+                let mut left = &data[..];
+                while !left.is_empty() {
+                    // SAFETY: fd is the host's memfd, left a live slice.
+                    let n = unsafe { libc::write(fd, left.as_ptr() as *const c_void, left.len()) };
+                    if n < 0 {
+                        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+                        if e == libc::EINTR {
+                            continue;
+                        }
+                        return -e;
+                    }
+                    left = &left[n as usize..];
+                }
+                *version = v;
+                0
+            }
+            Err(e) => -e.raw(),
+        }
+    })
+}
+
+unsafe extern "C" fn state_load<F: Filesystem>(inst: *mut c_void, fd: i32, version: u32) -> i32 {
+    guarded("state_load", || {
+        // SAFETY: the host passes the instance create made.
+        let Some(i) = (unsafe { instance::<F>(inst) }) else {
+            return -libc::EINVAL;
+        };
+        let Some(fs) = i.fs.get() else {
+            return -libc::EINVAL;
+        };
+        let mut data = Vec::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            // SAFETY: fd is the host's memfd, buf a live buffer.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut c_void, buf.len()) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+                if e == libc::EINTR {
+                    continue;
+                }
+                return -e;
+            }
+            if n == 0 {
+                break;
+            }
+            data.extend_from_slice(&buf[..n as usize]);
+        }
+        match fs.state_load(version, &data) {
+            Ok(()) => 0,
+            Err(e) => -e.raw(),
         }
     })
 }

@@ -80,6 +80,13 @@ pub trait Filesystem: Sized + Send + Sync + 'static {
     /// needs `setattr` with sizes for `O_TRUNC` opens to work.
     const ATOMIC_O_TRUNC: bool = false;
 
+    /// Whether [`state_save`](Self::state_save) and
+    /// [`state_load`](Self::state_load) are implemented (plugin ABI 1.7):
+    /// only then can `fring restart` hand a live mount to a new process
+    /// (a new binary or plugin, the same mount); without them a takeover
+    /// is refused and the old server keeps serving.
+    const TAKEOVER: bool = false;
+
     /// Makes the mount's filesystem from its parsed options, after each
     /// was checked against [`OPTIONS`](Self::OPTIONS). An error fails the
     /// load, its message logged.
@@ -88,6 +95,24 @@ pub trait Filesystem: Sized + Send + Sync + 'static {
     /// FUSE_INIT: may change what is negotiated. An error fails the mount.
     fn init(&self, conn: &mut Conn<'_>) -> Result<(), Errno> {
         Ok(())
+    }
+
+    /// A takeover, in the old instance once it takes no more requests:
+    /// the whole state and the version of its format. Node ids and file
+    /// handles the kernel holds must mean the same after
+    /// [`state_load`](Self::state_load) in the new instance. An error
+    /// refuses the takeover (the old server keeps serving).
+    fn state_save(&self) -> Result<(u32, Vec<u8>), Errno> {
+        Err(Errno::EOPNOTSUPP)
+    }
+
+    /// A takeover, in the new instance after [`new`](Self::new) and
+    /// before any request: rebuild from what `state_save` gave. A version
+    /// it cannot read: log why (through [`Mount`]) and answer
+    /// `Errno::EPROTO`; the takeover is refused, the old server keeps
+    /// serving.
+    fn state_load(&self, version: u32, data: &[u8]) -> Result<(), Errno> {
+        Err(Errno::EOPNOTSUPP)
     }
 
     /// Look up `name` in directory `parent`.

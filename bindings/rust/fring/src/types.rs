@@ -66,6 +66,7 @@ errnos!(
     ENOTCONN,
     E2BIG,
     ESTALE,
+    EPROTO,
 );
 
 impl Errno {
