@@ -77,6 +77,27 @@ static void hello_readdir(void *inst, fring_req *r, const struct fring_read_args
 	fring_host->reply_dir(r);
 }
 
+/* A takeover (`fring restart`: a new process, new code, the same mount)
+ * hands the instance's state over. This one has none but the text, which
+ * the new instance gets from its own options, so only the format's
+ * version travels; a state of another version is refused. */
+#define HELLO_STATE_VERSION 1
+
+static int32_t hello_state_save(void *inst, int fd, uint32_t *version)
+{
+	(void)inst;
+	(void)fd;
+	*version = HELLO_STATE_VERSION;
+	return 0;
+}
+
+static int32_t hello_state_load(void *inst, int fd, uint32_t version)
+{
+	(void)inst;
+	(void)fd;
+	return version == HELLO_STATE_VERSION ? 0 : -EPROTO;
+}
+
 static const struct fring_fs_ops hello_ops = {
 	FRING_OPS_HEADER,
 	.lookup = hello_lookup,
@@ -92,5 +113,7 @@ static const struct fring_plugin hello_plugin = {
 	.description = "one read-only file",
 	.create = hello_create,
 	.ops = &hello_ops,
+	.state_save = hello_state_save,
+	.state_load = hello_state_load,
 };
 FRING_PLUGIN_DEFINE(hello_plugin)
