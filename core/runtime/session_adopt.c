@@ -60,9 +60,9 @@ char *fring_session_no_takeover(const struct fring_session *s)
 	    fring_uring_shm_fd(s->ts.uo.u) < 0)
 		return fring_strf(
 			"served over io_uring with ring memory a new server "
-			"cannot adopt (buffer pools, zero-copy and reduced "
-			"queues are not handed over yet: "
-			"core/transport/README.md)");
+			"cannot adopt (zero-copy, reduced queues and a buffer "
+			"pool with fewer buffers than entries are not handed "
+			"over yet: core/transport/README.md)");
 	if (s->kmount.auto_unmount)
 		return fring_strf("mounted with auto_unmount: fusermount3 "
 				  "unmounts it once the serving process exits");

@@ -102,6 +102,7 @@ int fring_transports_adopt(struct fring_transports *ts,
 	fring_transports_offer(ts, fd, conn_id);
 	ts->uo.p.max_write = res->max_write;
 	ts->uo.p.max_pages = res->max_pages;
+	ts->uo.p.bufpool_offered = !!(res->capable & FUSE_HAS_IO_URING_BUFPOOL);
 	ts->uo.p.adopt = 1;
 	ts->uo.p.adopt_fd = shm_fd;
 	ts->uo.p.handover = 1;

@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <numa.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,20 +120,36 @@ void uring_pool_describe(const struct fring_uring *u, const char *why,
 			 why, u->depth, sz);
 }
 
+size_t uring_pool_region_sz(uint32_t depth)
+{
+	return ((size_t)depth * POOL_HDR_SZ + 4095) & ~(size_t)4095;
+}
+
 int uring_pool_alloc(struct uring_queue *q, uint32_t depth, uint32_t buf_sz,
-		     uint32_t nbufs, uint16_t index)
+		     uint32_t nbufs, uint16_t index, void *at)
 {
 	int ret;
 
-	q->region_sz = ((size_t)depth * POOL_HDR_SZ + 4095) & ~(size_t)4095;
+	q->region_sz = uring_pool_region_sz(depth);
 	q->pool_sz = (size_t)nbufs * buf_sz;
-	q->region = uring_map_local(q->region_sz, q->node);
-	q->pool = uring_map_local(q->pool_sz, q->node);
-	if (!q->region || !q->pool)
-		return -ENOMEM; /* uring_region_free unmaps what was mapped */
-	ret = uring_populate(q->region, q->region_sz);
-	if (!ret)
-		ret = uring_populate(q->pool, q->pool_sz);
+	if (at) {
+		/* The takeover memfd's slot: headers, then the pool. */
+		q->region = at;
+		q->pool = (char *)at + q->region_sz;
+		q->region_shared = 1;
+		if (numa_available() >= 0 && q->node >= 0)
+			numa_tonode_memory(at, q->region_sz + q->pool_sz,
+					   q->node);
+		ret = uring_shm_populate(at, q->region_sz + q->pool_sz);
+	} else {
+		q->region = uring_map_local(q->region_sz, q->node);
+		q->pool = uring_map_local(q->pool_sz, q->node);
+		if (!q->region || !q->pool)
+			return -ENOMEM; /* uring_region_free unmaps them */
+		ret = uring_populate(q->region, q->region_sz);
+		if (!ret)
+			ret = uring_populate(q->pool, q->pool_sz);
+	}
 	if (!ret)
 		ret = uring_ents_alloc(q, depth);
 	if (ret)
@@ -280,13 +297,34 @@ static int add_queues(struct uring_thread *t, int *qres)
 	return ret;
 }
 
+/* A takeover's new server: the kernel has every queue and pool the old
+ * one added (ADD_QUEUE would be refused -EEXIST, ADD_BUFPOOL -EINVAL), at
+ * the addresses mapped here again; uring_adopt_start registers only the
+ * entries an old ring took with it. */
+static int pool_adopt(struct uring_thread *t)
+{
+	for (uint32_t i = 0; i < t->nq; i++) {
+		struct uring_queue *q = &t->queues[i];
+
+		q->pool_added = 1;
+		q->pool_fixed = (uint8_t)t->u->pool_registered;
+		for (uint32_t j = 0; j < q->depth; j++)
+			atomic_store(&q->ents[j].state, ENT_KERNEL);
+	}
+	t->live = t->nents;
+	return 0;
+}
+
 int uring_pool_add(struct uring_thread *t)
 {
 	struct fring_uring *u = t->u;
-	int *qres = calloc(t->nq, sizeof(*qres));
-	int *bres = calloc(t->nq, sizeof(*bres));
+	int *qres, *bres;
 	int ret = -ENOMEM;
 
+	if (u->adopting)
+		return pool_adopt(t);
+	qres = calloc(t->nq, sizeof(*qres));
+	bres = calloc(t->nq, sizeof(*bres));
 	if (!qres || !bres)
 		goto out;
 	ret = add_queues(t, qres);

@@ -48,12 +48,19 @@ struct shm_hdr {
 	uint32_t nr_qids, depth, payload_sz;
 	uint64_t base; /* address of qid 0's slot in every generation */
 	uint64_t slot; /* bytes per qid */
+	uint32_t pool_bufs, pool_registered; /* 7.3 buffer pools, 0: none */
 };
 
+/* A qid's slot: per-entry headers and payloads, or (7.3 buffer pools)
+ * the pool's headers then the pool, which the kernel knows by address. */
 static uint64_t slot_of(const struct fring_uring *u)
 {
-	uint64_t sz = ((uint64_t)FRING_URING_HEADER_SZ + u->payload_sz) *
-		      u->depth;
+	uint64_t sz = u->pool_bufs
+			      ? uring_pool_region_sz(u->depth) +
+					(uint64_t)u->pool_bufs * u->payload_sz
+			      : ((uint64_t)FRING_URING_HEADER_SZ +
+				 u->payload_sz) *
+					u->depth;
 
 	return (sz + SLOT_ALIGN - 1) & ~(SLOT_ALIGN - 1);
 }
@@ -83,6 +90,8 @@ int uring_shm_create(struct fring_uring *u)
 		.depth = u->depth,
 		.payload_sz = u->payload_sz,
 		.slot = slot_of(u),
+		.pool_bufs = u->pool_bufs,
+		.pool_registered = (u->pool_registered ? 1u : 0u),
 	};
 	uint64_t len = h.slot * u->nr_qids;
 	int fd = memfd_create("fring-ring-entries", MFD_CLOEXEC), e;
@@ -130,13 +139,18 @@ int uring_shm_adopt(struct fring_uring *u, int fd, char **err)
 		return -EINVAL;
 	}
 	if (h.nr_qids != u->nr_qids || h.depth != u->depth ||
-	    h.payload_sz != u->payload_sz || h.slot != slot_of(u)) {
+	    h.payload_sz != u->payload_sz || h.slot != slot_of(u) ||
+	    h.pool_bufs != u->pool_bufs ||
+	    h.pool_registered != (u->pool_registered ? 1u : 0u)) {
 		*err = fring_strf(
 			"takeover: the io_uring layout changed (%u qids x %u "
-			"entries of %u bytes served, %u x %u x %u here): a "
-			"takeover keeps transport.queue_depth and the queues",
-			h.nr_qids, h.depth, h.payload_sz, u->nr_qids, u->depth,
-			u->payload_sz);
+			"entries of %u bytes, pool %u%s served; %u x %u x %u, "
+			"pool %u%s here): a takeover keeps transport.queues, "
+			"queue_depth and bufpool",
+			h.nr_qids, h.depth, h.payload_sz, h.pool_bufs,
+			h.pool_registered ? " registered" : "", u->nr_qids,
+			u->depth, u->payload_sz, u->pool_bufs,
+			u->pool_registered ? " registered" : "");
 		return -EINVAL;
 	}
 	p = map_at(fd, h.base, h.slot * h.nr_qids);

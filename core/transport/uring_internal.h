@@ -297,6 +297,8 @@ int uring_prep_stop_poll(struct uring_thread *t);
 /* On NUMA node `node` (-1: the calling thread's), THP-advised; munmap. */
 void *uring_map_local(size_t len, int node);
 int uring_populate(void *p, size_t len);
+/* Map the pages of shared memory another process may have written. */
+int uring_shm_populate(void *p, size_t len);
 int uring_ents_alloc(struct uring_queue *q, uint32_t depth);
 /* at: the memory to carve (the takeover memfd's slot), NULL to map it. */
 int uring_region_alloc(struct uring_queue *q, uint32_t depth,
@@ -312,8 +314,11 @@ uint32_t uring_entries_per_buf(uint32_t payload_sz);
 /* Decide pool mode for u from p (before layout); 0 or -errno with *err. */
 int uring_pool_plan(struct fring_uring *u, const struct fring_uring_params *p,
 		    char *why, size_t len, char **err);
+/* at: the takeover memfd's slot (headers, then the pool), NULL to map. */
 int uring_pool_alloc(struct uring_queue *q, uint32_t depth, uint32_t buf_sz,
-		     uint32_t nbufs, uint16_t index);
+		     uint32_t nbufs, uint16_t index, void *at);
+/* The bytes of a pool queue's header region. */
+size_t uring_pool_region_sz(uint32_t depth);
 /* After the INIT reply: ADD_QUEUE + ADD_BUFPOOL for each of t's queues and
  * wait for them; a queue the kernel refused falls back to per-entry
  * buffers carved from its pool. 0, or -errno if the thread must stop. */

@@ -119,15 +119,8 @@ int uring_region_alloc(struct uring_queue *q, uint32_t depth,
 		p = uring_map_local(q->region_sz, q->node);
 	if (!p)
 		return -ENOMEM;
-	/* A shared region an old server used keeps its bytes: populating
-	 * maps its pages (never the clearing fallback). */
-	if (!at)
-		ret = uring_populate(p, q->region_sz);
-	else if (madvise(p, q->region_sz, MADV_POPULATE_WRITE) == 0 ||
-		 errno == EINVAL)
-		ret = 0;
-	else
-		ret = -errno;
+	ret = at ? uring_shm_populate(p, q->region_sz)
+		 : uring_populate(p, q->region_sz);
 	if (!ret)
 		ret = uring_ents_alloc(q, depth);
 	if (ret) {
@@ -171,12 +164,21 @@ void uring_region_bufs(const struct uring_queue *q, uint32_t payload_sz,
 	}
 }
 
+int uring_shm_populate(void *p, size_t len)
+{
+	/* A shared region an old server used keeps its bytes: populating
+	 * maps its pages (never the clearing fallback of uring_populate). */
+	if (madvise(p, len, MADV_POPULATE_WRITE) == 0 || errno == EINVAL)
+		return 0;
+	return -errno;
+}
+
 void uring_region_free(struct uring_queue *q)
 {
 	if (q->region && !q->region_shared)
 		region_free(q->region, q->region_sz);
 	q->region = NULL;
-	if (q->pool)
+	if (q->pool && !q->region_shared)
 		region_free(q->pool, q->pool_sz);
 	q->pool = NULL;
 	free(q->ents);

@@ -117,7 +117,8 @@ static int thread_setup(struct uring_thread *t)
 
 		ret = u->pool_bufs
 			      ? uring_pool_alloc(q, u->depth, u->payload_sz,
-						 u->pool_bufs, base)
+						 u->pool_bufs, base,
+						 uring_shm_region(u, q))
 			      : uring_region_alloc(q, u->depth, u->payload_sz,
 						   base,
 						   uring_shm_region(u, q));

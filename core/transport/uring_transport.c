@@ -136,17 +136,24 @@ static int shm_setup(struct fring_uring *u, const struct fring_uring_params *p,
 {
 	int ret;
 
+	/* Not handed over (yet): zero-copy slots (the kernel's, in the old
+	 * ring's table), reduced queues (dormant qids), and a pool with
+	 * fewer buffers than entries (the fill's LOOKUPs each need one). */
+	int can = !u->zc && !u->reduced &&
+		  (!u->pool_bufs || u->pool_bufs >= u->depth);
+
 	if (p->adopt) {
-		if (u->pool_bufs || u->zc || u->reduced) {
+		if (!can) {
 			*err = fring_strf("takeover: the new configuration "
-					  "asks for buffer pools, zero-copy "
-					  "or reduced queues, which a "
-					  "takeover cannot adopt yet");
+					  "asks for zero-copy, reduced queues "
+					  "or a pool with fewer buffers than "
+					  "entries, which a takeover cannot "
+					  "adopt yet");
 			return -EOPNOTSUPP;
 		}
 		return uring_shm_adopt(u, p->adopt_fd, err);
 	}
-	if (!p->handover || u->pool_bufs || u->zc || u->reduced)
+	if (!p->handover || !can)
 		return 0;
 	ret = uring_shm_create(u);
 	if (ret)

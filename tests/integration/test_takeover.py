@@ -36,15 +36,43 @@ def uring_available():
         return False
 
 
-@pytest.fixture(params=[
-    "devfuse",
+def bufpool_offered():
+    """Does the kernel offer io_uring buffer pools (Linux 7.3)?"""
+    if not uring_available():
+        return False
+    r = subprocess.run([FRING, "probe", "--json"], capture_output=True,
+                       text=True, timeout=60, env=fring_env())
+    try:
+        return json.loads(r.stdout)["init"]["bufpool"]["value"] == "offered"
+    except (ValueError, KeyError):
+        return False
+
+
+URING_OFF = "FUSE io_uring is off (/sys/module/fuse/parameters/enable_uring)"
+
+
+URING_PARAMS = [
     pytest.param("uring", marks=pytest.mark.skipif(
-        not uring_available(),
-        reason="FUSE io_uring is off (/sys/module/fuse/parameters/enable_uring)"))])
+        not uring_available(), reason=URING_OFF)),
+    pytest.param("uring-pool", marks=pytest.mark.skipif(
+        not bufpool_offered(),
+        reason="no io_uring buffer pools in this kernel (Linux 7.3+)"))]
+
+
+@pytest.fixture(params=["devfuse"] + URING_PARAMS)
 def transport(request):
-    """Each test runs over /dev/fuse and over io_uring (fill, exit,
-    adopt: core/transport/uring_handover.c)."""
+    """Each test runs over /dev/fuse, over io_uring with per-entry buffers
+    and, where the kernel has them, with a registered buffer pool (fill,
+    exit, adopt: core/transport/uring_handover.c)."""
     return request.param
+
+
+# The transport map of each io_uring variant (`fring run`'s YAML).
+URING_MAPS = {
+    "uring": "{ mode: uring, bufpool: off }",
+    "uring-pool": "{ mode: uring, bufpool: { mode: on, registered: true }, "
+                  "zero_copy: off }",
+}
 
 
 @pytest.fixture
@@ -62,21 +90,21 @@ def served(spawn, tmpdirs, monkeypatch, transport):
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)
         mp = tmpdirs("mnt")
-        if transport == "uring":
-            # `fring run` with per-entry buffers, which a takeover hands
-            # over on 6.18 and 7.3 alike (7.3's buffer pools are refused)
+        if transport in URING_MAPS:
+            # `fring run`, so that the YAML can set the buffers
             cfg = os.path.join(tmpdirs("cfg"), "takeover.yaml")
             with open(cfg, "w") as c:
                 c.write("mounts:\n  - mountpoint: %s\n    plugin: %s\n"
-                        "    transport: { mode: uring, bufpool: off }\n"
-                        % (json.dumps(mp), json.dumps(plugin)))
+                        "    transport: %s\n"
+                        % (json.dumps(mp), json.dumps(plugin),
+                           URING_MAPS[transport]))
             f = spawn(["run", cfg], [mp])
             RESTART_TARGET[mp] = cfg
         else:
             f = spawn(["mount", plugin, mp, "-t", transport], [mp])
         ready = f.wait_ready(1)
-        assert ready[0].endswith("transport %s)" % transport) or \
-            transport == "auto", ready
+        assert ready[0].endswith("transport %s)" % transport.split("-")[0]) \
+            or transport == "auto", ready
         for k in (env or {}):
             monkeypatch.delenv(k)
         started.append((f, mp))
@@ -298,12 +326,11 @@ HELD_RE = re.compile(r"uring: thread \d+: adopted (\d+) held request\(s\), "
                      r"registered (\d+) entries anew")
 
 
-@pytest.mark.skipif(not uring_available(), reason="FUSE io_uring is off "
-                    "(/sys/module/fuse/parameters/enable_uring)")
+@pytest.mark.parametrize("transport", URING_PARAMS, indirect=True)
 def test_io_uring_entries_are_adopted_full(served):
     # A quiet mount: the fill alone makes every entry of the old server
     # hold a request, and the new one adopts them all, registering none.
-    f, mp = served(transport="uring")
+    f, mp = served()
     with open(os.path.join(mp, "kept"), "w") as w:
         w.write("kept")
     rc, line, _ = restart(mp)
@@ -325,14 +352,12 @@ def test_io_uring_entries_are_adopted_full(served):
     assert not [n for n in os.listdir(mp) if n.startswith(".fring")]
 
 
-@pytest.mark.skipif(not uring_available(), reason="FUSE io_uring is off "
-                    "(/sys/module/fuse/parameters/enable_uring)")
+@pytest.mark.parametrize("transport", URING_PARAMS, indirect=True)
 def test_io_uring_entries_of_a_dead_new_server_are_registered_anew(served):
     # The first new server serves (it answers the fillers: its commits arm
     # every entry in its own ring) and is killed before it reports; the
     # next finds no request held and registers every entry again.
-    f, mp = served(transport="uring",
-                   env={"FRING_TEST_TAKEOVER_DIE": "new-served"})
+    f, mp = served(env={"FRING_TEST_TAKEOVER_DIE": "new-served"})
     with open(os.path.join(mp, "kept"), "w") as w:
         w.write("kept")
     rc, line, took = restart(mp)

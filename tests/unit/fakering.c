@@ -273,7 +273,7 @@ int fake_queue_init(struct fake_queue *fq, const struct fake_queue_cfg *cfg,
 	q->node = -1;
 	ret = u->pool_bufs
 		      ? uring_pool_alloc(q, u->depth, u->payload_sz,
-					 u->pool_bufs, 0)
+					 u->pool_bufs, 0, NULL)
 		      : uring_region_alloc(q, u->depth, u->payload_sz, 0, NULL);
 	cr_assert_eq(ret, 0, "allocating the queue's buffers: %d", ret);
 	uring_zc_slots(t, q->nbufs);
