@@ -60,6 +60,11 @@ static void hash_insert(struct pt_fs *fs, struct pt_inode *ino)
 	fs->ninodes++;
 }
 
+void pt_inode_hash(struct pt_fs *fs, struct pt_inode *ino)
+{
+	hash_insert(fs, ino);
+}
+
 void pt_inode_unhash(struct pt_fs *fs, struct pt_inode *ino)
 {
 	struct pt_inode **pp;

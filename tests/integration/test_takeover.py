@@ -3,9 +3,12 @@
 /dev/fuse and over io_uring (issue 25). Open files, directory fds and mmaps survive, a verified
 load sees no error, refusals leave the old server serving, a death on
 either side mid-way ends served or cleanly aborted (never hung), and the
-new server keeps the INIT state the kernel negotiated."""
+new server keeps the INIT state the kernel negotiated. The main tests run
+with memfs (its whole tree handed over) and passthrough (its node-id and
+open-file tables over a temporary source directory)."""
 
 import errno
+import hashlib
 import mmap
 import os
 import re
@@ -46,10 +49,18 @@ def transport(request):
     return request.param
 
 
+@pytest.fixture(params=["memfs", "passthrough"])
+def plugin(request):
+    """The plugin whose state is handed over: memfs, or passthrough over
+    a fresh source directory (plugins/passthrough/state.c)."""
+    return request.param
+
+
 @pytest.fixture
 def served(spawn, tmpdirs, monkeypatch, transport):
     """served(plugin, transport, env) -> (Fring, mountpoint); the runtime
     dir is private; the transport is the test's parameter unless given.
+    passthrough mirrors a new temporary directory, kept as Fring.source.
     At teardown SIGTERM must end it with 0 and nothing mounted (so the
     last new server unmounts cleanly), unless the test ended it itself."""
     monkeypatch.setenv("FRING_RUNTIME_DIR", tmpdirs("run"))
@@ -61,7 +72,12 @@ def served(spawn, tmpdirs, monkeypatch, transport):
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)
         mp = tmpdirs("mnt")
-        f = spawn(["mount", plugin, mp, "-t", transport], [mp])
+        args, source = ["mount", plugin, mp, "-t", transport], None
+        if plugin == "passthrough":
+            source = tmpdirs("src")
+            args += ["-o", "source=" + source]
+        f = spawn(args, [mp])
+        f.source = source
         ready = f.wait_ready(1)
         assert ready[0].endswith("transport %s)" % transport) or \
             transport == "auto", ready
@@ -99,8 +115,8 @@ def server_of(f):
     return serving_pid(f.proc.pid)
 
 
-def test_open_file_dir_fd_and_mmap_survive_5_takeovers(served):
-    f, mp = served()
+def test_open_file_dir_fd_and_mmap_survive_5_takeovers(served, plugin):
+    f, mp = served(plugin)
     path = os.path.join(mp, "held")
     os.mkdir(os.path.join(mp, "d"))
     size = 64 * 1024
@@ -215,8 +231,13 @@ class PyVerify(threading.Thread):
         return self.errors
 
 
-def test_20_takeovers_under_verified_load(served):
-    f, mp = served()
+def sha256(path):
+    with open(path, "rb") as r:
+        return hashlib.sha256(r.read()).hexdigest()
+
+
+def test_20_takeovers_under_verified_load(served, plugin):
+    f, mp = served(plugin)
     runtime = 25
     if shutil.which("fio"):
         jobs = [fio_verify(os.path.join(mp, "f%d" % d), d, runtime)
@@ -245,6 +266,11 @@ def test_20_takeovers_under_verified_load(served):
             fields = out.strip().splitlines()[-1].split(";")
             assert fields[4] == "0", out
             assert int(fields[5]) > 0, out  # KiB read back for verify
+    if f.source:  # what the mount shows is what the source holds
+        for d in (0, 1):
+            name = "f%d" % d
+            assert sha256(os.path.join(mp, name)) == \
+                sha256(os.path.join(f.source, name)), name
 
 
 def test_refused_for_a_plugin_without_the_hooks(served):
@@ -259,9 +285,9 @@ def test_refused_for_a_plugin_without_the_hooks(served):
     assert took < RESTART_BOUND
 
 
-def test_refused_for_an_unreadable_state_version(served):
+def test_refused_for_an_unreadable_state_version(served, plugin):
     # the old server names version 99 for the state it saved
-    f, mp = served(env={"FRING_TEST_TAKEOVER_VERSION": "99"})
+    f, mp = served(plugin, env={"FRING_TEST_TAKEOVER_VERSION": "99"})
     with open(os.path.join(mp, "kept"), "w") as w:
         w.write("still here")
     old = server_of(f)
@@ -269,7 +295,7 @@ def test_refused_for_an_unreadable_state_version(served):
     assert rc == 1, line
     assert "cannot read the state handed over (version 99)" in line, line
     assert "pid %d still serves" % old in line, line
-    assert "memfs: takeover state version 99" in f.log()
+    assert "%s: takeover state version 99" % plugin in f.log()
     assert server_of(f) == old
     with open(os.path.join(mp, "kept")) as r:
         assert r.read() == "still here"
@@ -401,3 +427,38 @@ def test_new_server_keeps_the_kernels_init_state(served):
         w.write(data)
     with open(os.path.join(mp, "big"), "rb") as r:
         assert r.read() == data
+
+
+def test_passthrough_open_files_unlinked_renamed_and_dirs_survive(served):
+    # An open file unlinked, one renamed, a directory fd and a
+    # a lookup held by a cwd: the new passthrough reopens the first through
+    # the old process's descriptor, the others by file handle, with the same
+    # node ids and fh values.
+    f, mp = served("passthrough")
+    src = f.source
+    for i in range(40):
+        with open(os.path.join(src, "n%02d" % i), "w") as w:
+            w.write("n%d" % i)
+    gone = os.open(os.path.join(mp, "gone"), os.O_CREAT | os.O_RDWR, 0o600)
+    os.write(gone, b"before")
+    os.unlink(os.path.join(mp, "gone"))
+    moved = os.open(os.path.join(mp, "n00"), os.O_RDWR | os.O_APPEND)
+    os.rename(os.path.join(mp, "n00"), os.path.join(mp, "m00"))
+    ino = os.stat(os.path.join(mp, "m00")).st_ino
+    dfd = os.open(mp, os.O_RDONLY | os.O_DIRECTORY)
+    names_before = sorted(os.listdir(dfd))
+    for _ in range(3):
+        rc, line, _ = restart(mp)
+        assert rc == 0, (line, f.log())
+    assert "passthrough: took over" in f.log()
+    assert "could not be reopened" not in f.log()
+    os.pwrite(gone, b"after!", 0)
+    assert os.pread(gone, 6, 0) == b"after!"
+    os.write(moved, b"+")
+    with open(os.path.join(src, "m00")) as r:
+        assert r.read() == "n0+"
+    assert os.stat(os.path.join(mp, "m00")).st_ino == ino
+    assert sorted(os.listdir(dfd)) == names_before
+    os.close(gone)
+    os.close(moved)
+    os.close(dfd)
