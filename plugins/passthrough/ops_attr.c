@@ -59,7 +59,8 @@ void pt_getattr(void *inst, fring_req *r, const struct fring_getattr_args *a)
 	struct pt_ref ref;
 	int err;
 
-	if (a->flags & FRING_GETATTR_FH) {
+	/* An fh lost at a takeover (fd -1): the inode's own way. */
+	if ((a->flags & FRING_GETATTR_FH) && pt_fh_fd(fs, a->fh) >= 0) {
 		if (fstat(pt_fh_fd(fs, a->fh), &st))
 			fring_host->reply_err(r, -errno);
 		else

@@ -378,8 +378,10 @@ static int load_open(struct pt_fs *fs, pid_t pid,
 		close(fd);
 		fd = -1;
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		fd = -1;
 		(*lost)++;
+	}
 	pthread_mutex_lock(&fs->lock);
 	err = pt_fh_put_locked(fs, so->slot, fd, so->flags, so->nodeid, d);
 	pthread_mutex_unlock(&fs->lock);

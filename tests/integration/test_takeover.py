@@ -68,7 +68,8 @@ def served(spawn, tmpdirs, monkeypatch, transport):
     started = []
     default_transport = transport
 
-    def start(plugin="memfs", transport=default_transport, env=None):
+    def start(plugin="memfs", transport=default_transport, env=None,
+              opts=()):
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)
         mp = tmpdirs("mnt")
@@ -76,6 +77,8 @@ def served(spawn, tmpdirs, monkeypatch, transport):
         if plugin == "passthrough":
             source = tmpdirs("src")
             args += ["-o", "source=" + source]
+        for o in opts:
+            args += ["-o", o]
         f = spawn(args, [mp])
         f.source = source
         ready = f.wait_ready(1)
@@ -462,3 +465,59 @@ def test_passthrough_open_files_unlinked_renamed_and_dirs_survive(served):
     os.close(gone)
     os.close(moved)
     os.close(dfd)
+
+
+def test_passthrough_kernel_passthrough_opens_survive(served):
+    # Files the kernel reads and writes itself (FOPEN_PASSTHROUGH): their
+    # backing registration lives in the connection; the new server keeps
+    # its id and open counts, and the last RELEASE after the takeovers
+    # drops it, so a later open registers anew.
+    f, mp = served("passthrough", opts=["kernel_passthrough=true"])
+    path = os.path.join(mp, "kp")
+    with open(path, "wb") as w:
+        w.write(b"a" * 8192)
+    rw = os.open(path, os.O_RDWR)
+    ro = os.open(path, os.O_RDONLY)
+    for _ in range(3):
+        rc, line, _ = restart(mp)
+        assert rc == 0, (line, f.log())
+    if "kernel passthrough unavailable" in f.log() or \
+            "offers no kernel passthrough" in f.log():
+        pytest.skip("no FUSE passthrough here")
+    os.pwrite(rw, b"b" * 4096, 0)
+    assert os.pread(ro, 4096, 0) == b"b" * 4096
+    os.close(rw)
+    os.close(ro)
+    with open(path, "r+b") as again:
+        again.write(b"c")
+    with open(os.path.join(f.source, "kp"), "rb") as r:
+        assert r.read() == b"c" + b"b" * 4095 + b"a" * 4096
+
+
+def test_passthrough_file_unlinked_while_open_is_lost_if_the_old_dies(served):
+    # With the old server gone before the load (killed right after it
+    # handed its state over), an open file can be reopened only by its
+    # file handle: a linked one keeps working, one unlinked while open has
+    # no handle that resolves any more: its I/O fails with EIO (or ESTALE
+    # where the kernel asks for its attributes first), never a crash.
+    f, mp = served("passthrough", env={"FRING_TEST_TAKEOVER_DIE": "old-saved"})
+    kept = os.open(os.path.join(mp, "kept"), os.O_CREAT | os.O_RDWR, 0o600)
+    gone = os.open(os.path.join(mp, "gone"), os.O_CREAT | os.O_RDWR, 0o600)
+    os.write(gone, b"x")
+    os.unlink(os.path.join(mp, "gone"))
+    rc, line, _ = restart(mp)
+    assert rc == 0, (line, f.log())
+    assert "1 of 2 open files could not be reopened" in f.log(), f.log()
+    os.pwrite(kept, b"kept", 0)
+    assert os.pread(kept, 4, 0) == b"kept"
+    for op in (lambda: os.pread(gone, 1, 0), lambda: os.pwrite(gone, b"y", 0)):
+        with pytest.raises(OSError) as e:
+            op()
+        assert e.value.errno in (errno.EIO, errno.ESTALE), e.value
+    with pytest.raises(OSError) as e:
+        os.fsync(gone)
+    assert e.value.errno == errno.EIO, e.value
+    os.close(gone)
+    os.close(kept)
+    with open(os.path.join(mp, "after"), "w") as w:  # still serving
+        w.write("y")
