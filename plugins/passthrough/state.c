@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,9 +75,18 @@ static int put(FILE *f, const void *p, size_t n)
 	return fwrite(p, 1, n, f) == n ? 0 : -EIO;
 }
 
-static int get(FILE *f, void *p, size_t n)
+/* The load reads the memfd mapped: a cursor, no stdio per field. */
+struct pt_in {
+	const char *p, *end;
+};
+
+static int get(struct pt_in *f, void *p, size_t n)
 {
-	return fread(p, 1, n, f) == n ? 0 : -EPROTO;
+	if ((size_t)(f->end - f->p) < n)
+		return -EPROTO;
+	memcpy(p, f->p, n);
+	f->p += n;
+	return 0;
 }
 
 /* A stdio stream on a dup of fd at offset 0 (the caller keeps fd). */
@@ -228,7 +238,7 @@ struct pt_loaded {
 	int32_t oldfd; /* pinned: the old process's O_PATH fd */
 };
 
-static int load_inode(struct pt_fs *fs, FILE *f, struct pt_loaded *l)
+static int load_inode(struct pt_fs *fs, struct pt_in *f, struct pt_loaded *l)
 {
 	struct pt_state_inode si;
 	struct pt_inode *in;
@@ -388,7 +398,8 @@ static int load_open(struct pt_fs *fs, pid_t pid,
 	return err;
 }
 
-static int load_all(struct pt_fs *fs, FILE *f, const struct pt_state_hdr *h)
+static int load_all(struct pt_fs *fs, struct pt_in *f,
+		    const struct pt_state_hdr *h)
 {
 	struct pt_loaded *l = calloc(h->ninodes ? h->ninodes : 1, sizeof(*l));
 	uint32_t lost = 0;
@@ -427,7 +438,9 @@ int32_t pt_state_load(void *inst, int fd, uint32_t version)
 	struct pt_fs *fs = inst;
 	struct pt_state_hdr h;
 	double t0 = now_ms();
-	FILE *f;
+	struct pt_in in, *f = &in;
+	struct stat st;
+	void *map;
 	int ret;
 
 	if (version != PT_STATE_VERSION) {
@@ -437,9 +450,14 @@ int32_t pt_state_load(void *inst, int fd, uint32_t version)
 			   version, PT_STATE_VERSION);
 		return -EPROTO;
 	}
-	f = stream(fd, "r");
-	if (!f)
+	if (fstat(fd, &st))
 		return -errno;
+	map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ,
+				MAP_PRIVATE, fd, 0)
+			 : MAP_FAILED;
+	if (map == MAP_FAILED)
+		return st.st_size ? -errno : -EPROTO;
+	in = (struct pt_in){ map, (const char *)map + st.st_size };
 	ret = get(f, &h, sizeof(h));
 	if (!ret && (h.magic != PT_STATE_MAGIC || h.version != version))
 		ret = -EPROTO;
@@ -461,7 +479,7 @@ int32_t pt_state_load(void *inst, int fd, uint32_t version)
 	if (!ret && (fs->ninodes != 1 || fs->opens_top))
 		ret = -EBUSY; /* not a fresh instance */
 	ret = ret ?: load_all(fs, f, &h);
-	fclose(f);
+	munmap(map, (size_t)st.st_size);
 	if (ret)
 		fring_logf(fs->mount, FRING_LOG_ERROR,
 			   "passthrough: cannot read the takeover state: %s",
