@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Directory listing. fh's slot (fh.c) holds a pt_dir: a DIR stream plus the offset
- * it stands at, and the entry that did not fit in the previous reply so
- * the next call starts with it without seeking.
+ * Directory listing. fh's slot (fh.c) holds a pt_dir: a DIR stream plus
+ * the offset it stands at, and the entry that did not fit in the previous
+ * reply so the next call starts with it without seeking.
  */
 #include "pt.h"
 
