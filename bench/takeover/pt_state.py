@@ -7,8 +7,8 @@ passthrough over it (`fring mount passthrough MP -o source=SRC`), stats
 every file through the mount so the kernel holds a lookup on each (node
 ids the state must carry), keeps --open files open, then runs `fring
 restart MP` --takeovers times. Per takeover it reads the plugin's own
-lines: state_save's time and the memfd's size in the old process,
-state_load's time in the new one, and the restart's total. After the
+lines: state_save's time (wall and CPU) and the memfd's size in the old
+process, state_load's in the new one, and the restart's total. After the
 last one it reads the open files back. Needs root and /dev/fuse; leaves
 nothing mounted.
 """
@@ -26,9 +26,9 @@ import tempfile
 import time
 
 SAVED = re.compile(r"takeover state saved: (\d+) inodes, (\d+) open files, "
-                   r"(\d+) bytes in ([\d.]+) ms")
+                   r"(\d+) bytes in ([\d.]+) ms \(([\d.]+) ms CPU\)")
 LOADED = re.compile(r"passthrough: took over (\d+) inodes and (\d+) open "
-                    r"files in ([\d.]+) ms")
+                    r"files in ([\d.]+) ms \(([\d.]+) ms CPU\)")
 RESTART = re.compile(r"took over \d+ mount\(s\) from pid \d+ in (\d+) ms")
 
 
@@ -101,9 +101,11 @@ def main():
                 break
             rows.append({"inodes": int(s.group(1)), "open": int(s.group(2)),
                          "bytes": int(s.group(3)), "save_ms": float(s.group(4)),
-                         "load_ms": float(l.group(3)), "restart_ms": int(t.group(1))})
-            print("takeover %d: %d inodes, %d open files, state %d bytes, save %.1f ms, "
-                  "load %.1f ms, restart %d ms" % ((i + 1,) + tuple(rows[-1].values())))
+                         "save_cpu_ms": float(s.group(5)), "load_ms": float(l.group(3)),
+                         "load_cpu_ms": float(l.group(4)), "restart_ms": int(t.group(1))})
+            print("takeover %d: %d inodes, %d open files, state %d bytes, save %.1f ms "
+                  "(%.1f CPU), load %.1f ms (%.1f CPU), restart %d ms"
+                  % ((i + 1,) + tuple(rows[-1].values())))
         for fd, n in zip(fds, names):
             if os.pread(fd, 64, 0).decode() != n:
                 ok = False
@@ -125,15 +127,16 @@ def main():
     if not rows:
         sys.exit(1)
     med = {k: statistics.median(r[k] for r in rows)
-           for k in ("bytes", "save_ms", "load_ms", "restart_ms")}
+           for k in ("bytes", "save_ms", "save_cpu_ms", "load_ms", "load_cpu_ms",
+                     "restart_ms")}
     summary = {"inodes": a.inodes, "handles": a.handles, "transport": a.transport,
                "stat_all_s": round(stat_s, 2), "takeovers": rows,
                "median": med, "all_ok": ok}
-    print("%d inodes (%s): state %.1f MiB, save median %.1f ms, load median "
-          "%.1f ms, restart median %d ms; %s"
+    print("%d inodes (%s): state %.1f MiB, save median %.1f ms (%.1f CPU), load "
+          "median %.1f ms (%.1f CPU), restart median %d ms; %s"
           % (rows[0]["inodes"], "file handles" if a.handles == "true" else "paths",
-             med["bytes"] / 2**20, med["save_ms"], med["load_ms"],
-             med["restart_ms"], "all ok" if ok else "FAILED"))
+             med["bytes"] / 2**20, med["save_ms"], med["save_cpu_ms"], med["load_ms"],
+             med["load_cpu_ms"], med["restart_ms"], "all ok" if ok else "FAILED"))
     if a.json:
         with open(a.json, "w") as j:
             json.dump(summary, j, indent=1)

@@ -123,7 +123,9 @@ void pt_table_destroy(struct pt_fs *fs);
 struct pt_inode *pt_inode_by_id(struct pt_fs *fs, uint64_t nodeid);
 struct pt_inode *pt_inode_find(struct pt_fs *fs, dev_t dev, ino_t ino);
 struct pt_inode *pt_inode_new(struct pt_fs *fs, const struct stat *st);
-void pt_inode_hash(struct pt_fs *fs, struct pt_inode *ino); /* state.c */
+/* state.c: buckets for n inodes at once, and one's insertion. */
+int pt_table_reserve(struct pt_fs *fs, size_t n);
+void pt_inode_hash(struct pt_fs *fs, struct pt_inode *ino);
 void pt_inode_unhash(struct pt_fs *fs, struct pt_inode *ino);
 void pt_inode_set_path(struct pt_fs *fs, struct pt_inode *ino,
 		       struct pt_inode *parent, const char *name);
