@@ -5,7 +5,10 @@
 Mounts memfs (`fring mount memfs MP -t TRANSPORT`, devfuse or uring), writes a
 file of --size MiB, and runs a qd1 4k reader (random O_DIRECT preads, so
 every read reaches the server) while `fring restart MP` takes the mount
-over --takeovers times, --gap seconds apart. Per takeover: the reader's
+over --takeovers times, --gap seconds apart. --plugin passthrough mirrors
+a temporary source holding --inodes files (1,000 a directory), each looked
+up through the mount first, so the state handed over carries their node
+ids. Per takeover: the reader's
 worst read latency and the longest gap between two completions, in the
 window from the restart's start to 0.2 s after it returned; then their
 medians and maxima. Needs root and /dev/fuse; leaves nothing mounted.
@@ -39,6 +42,10 @@ def parse():
     ap.add_argument("--size", type=int, default=16, help="MiB of data (default 16)")
     ap.add_argument("--transport", choices=("devfuse", "uring"), default="devfuse",
                     help="the mount's transport (default devfuse)")
+    ap.add_argument("--plugin", choices=("memfs", "passthrough"), default="memfs",
+                    help="the plugin served (default memfs)")
+    ap.add_argument("--inodes", type=int, default=100_000,
+                    help="passthrough: files in the source, looked up (default 100000)")
     ap.add_argument("--takeovers", type=int, default=10, help="default 10")
     ap.add_argument("--gap", type=float, default=0.5,
                     help="seconds between takeovers (default 0.5)")
@@ -88,7 +95,19 @@ def main():
     mp, rundir = os.path.join(tmp, "mnt"), os.path.join(tmp, "run")
     os.mkdir(mp)
     env = dict(os.environ, FRING_PLUGIN_PATH=a.plugin_dir, FRING_RUNTIME_DIR=rundir)
-    proc = subprocess.Popen([a.fring, "mount", "memfs", mp, "-t", a.transport],
+    args, names = [a.fring, "mount", a.plugin, mp, "-t", a.transport], []
+    if a.plugin == "passthrough":
+        src = os.path.join(tmp, "src")
+        os.mkdir(src)
+        for i in range(a.inodes):
+            d = "d%03d" % (i // 1000)
+            if i % 1000 == 0:
+                os.mkdir(os.path.join(src, d))
+            names.append(os.path.join(d, "f%06d" % i))
+            open(os.path.join(src, names[-1]), "w").close()
+        args += ["-o", "source=" + src, "-o", "entry_timeout=3600",
+                 "-o", "attr_timeout=3600"]
+    proc = subprocess.Popen(args,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     rows, reader = [], None
@@ -96,6 +115,8 @@ def main():
         line = proc.stdout.readline()
         if "ready" not in line:
             sys.exit("stall.py: fring did not serve: %s%s" % (line, proc.stderr.read()))
+        for n in names:
+            os.stat(os.path.join(mp, n))
         path = os.path.join(mp, "data")
         with open(path, "wb") as f:
             for _ in range(a.size):
@@ -135,6 +156,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     ok = all(r["rc"] == 0 for r in rows) and not reader.errors
     summary = {
+        "plugin": a.plugin, "inodes": len(names),
         "size_mib": a.size, "takeovers": len(rows), "all_ok": ok,
         "reader_errors": reader.errors,
         "idle_worst_read_ms": base[0], "idle_longest_gap_ms": base[1],
@@ -145,10 +167,11 @@ def main():
         "median_restart_ms": statistics.median(r["restart_ms"] for r in rows),
         "rows": rows,
     }
-    print("%d MiB, %d takeovers, %s: worst read median %.2f ms (max %.2f), "
+    print("%s%d MiB, %d takeovers, %s: worst read median %.2f ms (max %.2f), "
           "longest gap median %.2f ms (max %.2f), restart median %.1f ms; "
           "without takeover: worst read %.2f ms, gap %.2f ms"
-          % (a.size, len(rows), "no error" if ok else "ERRORS %s" % reader.errors,
+          % ("passthrough, %d inodes, " % a.inodes if names else "",
+             a.size, len(rows), "no error" if ok else "ERRORS %s" % reader.errors,
              summary["median_worst_read_ms"], summary["max_worst_read_ms"],
              summary["median_longest_gap_ms"], summary["max_longest_gap_ms"],
              summary["median_restart_ms"], base[0], base[1]))

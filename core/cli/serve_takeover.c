@@ -272,6 +272,24 @@ static int adopt_one(fring_runtime *rt, const struct tko_msg *m, int *fds,
 	return 0;
 }
 
+/* After a refused ADOPT: read up to the supervisor's OK before exiting.
+ * Closing a socket with a message still unread resets the connection,
+ * and the supervisor would then read "died" instead of our ERR. */
+static void drain_to_ok(void)
+{
+	for (;;) {
+		struct tko_msg m;
+		unsigned nfds;
+		int fds[TKO_MAX_FDS];
+
+		if (tko_recv(chan, &m, fds, TKO_MAX_FDS, &nfds, 5000) <= 0)
+			return;
+		tko_close_fds(fds, nfds);
+		if (m.type == TKO_OK)
+			return;
+	}
+}
+
 int tko_server_adopt(fring_runtime *rt)
 {
 	tko_test_die("new-start");
@@ -286,8 +304,10 @@ int tko_server_adopt(fring_runtime *rt)
 		if (rc <= 0)
 			return CLI_EXIT_ERR;
 		if (m.type == TKO_ADOPT) {
-			if (adopt_one(rt, &m, fds, nfds))
+			if (adopt_one(rt, &m, fds, nfds)) {
+				drain_to_ok();
 				return CLI_EXIT_ERR;
+			}
 			continue;
 		}
 		tko_close_fds(fds, nfds);

@@ -32,7 +32,7 @@ void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid,
 		       struct fring_open_out *o)
 {
 	struct pt_inode *ino;
-	int fd = (int)o->fh, id, err = 0;
+	int fd = pt_fh_fd(fs, o->fh), id, err = 0;
 
 	if (!fs->kernel_passthrough)
 		return;

@@ -60,6 +60,19 @@ static void hash_insert(struct pt_fs *fs, struct pt_inode *ino)
 	fs->ninodes++;
 }
 
+int pt_table_reserve(struct pt_fs *fs, size_t n)
+{
+	while (fs->nbuckets < n)
+		if (grow_buckets(fs))
+			return -ENOMEM;
+	return 0;
+}
+
+void pt_inode_hash(struct pt_fs *fs, struct pt_inode *ino)
+{
+	hash_insert(fs, ino);
+}
+
 void pt_inode_unhash(struct pt_fs *fs, struct pt_inode *ino)
 {
 	struct pt_inode **pp;

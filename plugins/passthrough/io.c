@@ -37,7 +37,8 @@ struct pt_io_item {
 	struct pt_io_item *next;
 	fring_req *r;
 	const void *data; /* WRITE: the request's data (args stay valid) */
-	uint64_t fh;
+	uint64_t fh;      /* for its flags; fd is what it names at submit */
+	int fd;
 	uint64_t off;
 	uint32_t len;
 	bool write;
@@ -131,10 +132,11 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&io->lock);
 
 		if (it->write)
-			pt_serve_write(it->r, it->fh, it->off, it->data, it->len);
+			pt_serve_write(it->r, it->fd, it->fh, it->off, it->data,
+				       it->len);
 		else
-			pt_serve_read(it->r, it->fh, it->off, it->len);
-		fd = (int)it->fh;
+			pt_serve_read(it->r, it->fd, it->fh, it->off, it->len);
+		fd = it->fd;
 		free(it);
 
 		pthread_mutex_lock(&io->lock);
@@ -184,20 +186,24 @@ void pt_io_start(struct pt_fs *fs)
 			   "passthrough: %u I/O threads", io->nthreads);
 }
 
-bool pt_io_submit(struct pt_fs *fs, fring_req *r, bool write, uint64_t fh,
-		  uint64_t off, uint32_t len, const void *data)
+bool pt_io_submit(struct pt_fs *fs, fring_req *r, bool write, int fd,
+		  uint64_t fh, uint64_t off, uint32_t len, const void *data)
 {
 	struct pt_io *io = fs->io;
 	struct pt_io_item *it;
-	int fd = (int)fh;
 
 	if (!io || fd < 0)
 		return false;
 	it = malloc(sizeof(*it));
 	if (!it)
 		return false;
-	*it = (struct pt_io_item){ .r = r, .data = data, .fh = fh,
-				   .off = off, .len = len, .write = write };
+	*it = (struct pt_io_item){ .r = r,
+				   .data = data,
+				   .fh = fh,
+				   .fd = fd,
+				   .off = off,
+				   .len = len,
+				   .write = write };
 	pthread_mutex_lock(&io->lock);
 	if (io->stop || !io->nthreads || !fd_ref_locked(io, fd)) {
 		pthread_mutex_unlock(&io->lock);
@@ -246,7 +252,7 @@ void pt_io_destroy(struct pt_fs *fs)
 		pthread_join(io->threads[i], NULL);
 	/* Queued, never started: no reply (the host abandoned them). */
 	while ((it = io->head)) {
-		int fd = (int)it->fh;
+		int fd = it->fd;
 
 		io->head = it->next;
 		if (fd_unref_locked(io, fd))

@@ -59,8 +59,9 @@ void pt_getattr(void *inst, fring_req *r, const struct fring_getattr_args *a)
 	struct pt_ref ref;
 	int err;
 
-	if (a->flags & FRING_GETATTR_FH) {
-		if (fstat((int)a->fh, &st))
+	/* An fh lost at a takeover (fd -1): the inode's own way. */
+	if ((a->flags & FRING_GETATTR_FH) && pt_fh_fd(fs, a->fh) >= 0) {
+		if (fstat(pt_fh_fd(fs, a->fh), &st))
 			fring_host->reply_err(r, -errno);
 		else
 			reply_stat(fs, r, &st);
@@ -93,9 +94,10 @@ static struct timespec set_time(uint32_t valid, uint32_t set, uint32_t now,
 
 /* Apply the changes in order mode, owner, size, times; an open fh is used
  * where the kernel gave one, else the inode's O_PATH fd or its /proc path. */
-static int do_setattr(struct pt_ref *ref, const struct fring_setattr_args *a)
+static int do_setattr(struct pt_fs *fs, struct pt_ref *ref,
+		      const struct fring_setattr_args *a)
 {
-	int fh = (a->valid & FRING_SET_FH) ? (int)a->fh : -1;
+	int fh = (a->valid & FRING_SET_FH) ? pt_fh_fd(fs, a->fh) : -1;
 	char proc[32];
 
 	pt_proc_path(proc, ref->fd);
@@ -143,7 +145,7 @@ void pt_setattr(void *inst, fring_req *r, const struct fring_setattr_args *a)
 		fring_host->reply_err(r, err);
 		return;
 	}
-	err = do_setattr(&ref, a);
+	err = do_setattr(fs, &ref, a);
 	if (!err)
 		err = pt_stat_ref(&ref, &st);
 	pt_ref_put(fs, &ref);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Directory listing. fh points to a pt_dir: a DIR stream plus the offset
- * it stands at, and the entry that did not fit in the previous reply so
- * the next call starts with it without seeking.
+ * Directory listing. fh's slot (fh.c) holds a pt_dir: a DIR stream plus
+ * the offset it stands at, and the entry that did not fit in the previous
+ * reply so the next call starts with it without seeking.
  */
 #include "pt.h"
 
@@ -18,9 +18,12 @@ struct pt_dir {
 	struct dirent pending;
 };
 
-static struct pt_dir *fh_dir(uint64_t fh)
+/* NULL: lost at a takeover. */
+static struct pt_dir *fh_dir(struct pt_fs *fs, uint64_t fh)
 {
-	return (struct pt_dir *)(uintptr_t)fh;
+	struct pt_open *o = pt_fh_get(fs, fh);
+
+	return o ? o->dir : NULL;
 }
 
 /* Open directories are tracked: after an aborted connection no RELEASEDIR
@@ -84,9 +87,33 @@ void pt_opendir(void *inst, fring_req *r, const struct fring_open_args *a)
 	pthread_mutex_init(&d->lock, NULL);
 	dir_link(fs, d);
 	memset(&o, 0, sizeof(o));
-	o.fh = (uint64_t)(uintptr_t)d;
-	if (fring_host->reply_open(r, &o) < 0)
+	err = pt_fh_new(fs, fd, O_RDONLY | O_DIRECTORY, a->nodeid, d, &o.fh);
+	if (err) {
 		dir_free(fs, d);
+		fring_host->reply_err(r, err);
+	} else if (fring_host->reply_open(r, &o) < 0) {
+		pt_fh_free(fs, o.fh);
+		dir_free(fs, d);
+	}
+}
+
+struct pt_dir *pt_dir_adopt(struct pt_fs *fs, int fd)
+{
+	struct pt_dir *d = calloc(1, sizeof(*d));
+
+	if (!d || !(d->dp = fdopendir(fd))) {
+		free(d);
+		return NULL;
+	}
+	/* The kernel's first READDIR here may name any offset. ext4 keeps
+	 * its htree position from the first read of an open file: a fresh
+	 * file read first at the end and then at 0 lists nothing. One read
+	 * at 0 first gives it the history of a stream listed from the start. */
+	readdir(d->dp);
+	rewinddir(d->dp);
+	pthread_mutex_init(&d->lock, NULL);
+	dir_link(fs, d);
+	return d;
 }
 
 static bool is_dot(const char *n)
@@ -145,11 +172,15 @@ static int add_entry(struct pt_fs *fs, fring_req *r, struct pt_ref *dir,
 static void do_readdir(struct pt_fs *fs, fring_req *r,
 		       const struct fring_read_args *a, bool plus)
 {
-	struct pt_dir *d = fh_dir(a->fh);
+	struct pt_dir *d = fh_dir(fs, a->fh);
 	struct counted c = { 0 };
 	struct pt_ref dir;
 	int added = 0, err = 0;
 
+	if (!d) {
+		fring_host->reply_err(r, -EIO);
+		return;
+	}
 	if (plus && (err = pt_ref_get(fs, a->nodeid, &dir))) {
 		fring_host->reply_err(r, err);
 		return;
@@ -213,15 +244,23 @@ void pt_readdirplus(void *inst, fring_req *r, const struct fring_read_args *a)
 void pt_releasedir(void *inst, fring_req *r,
 		   const struct fring_release_args *a)
 {
-	dir_free(inst, fh_dir(a->fh));
+	struct pt_dir *d = fh_dir(inst, a->fh);
+
+	pt_fh_free(inst, a->fh);
+	if (d)
+		dir_free(inst, d);
 	fring_host->reply_err(r, 0);
 }
 
 void pt_fsyncdir(void *inst, fring_req *r, const struct fring_fsync_args *a)
 {
-	struct pt_dir *d = fh_dir(a->fh);
-	int fd = dirfd(d->dp);
-	int res = a->datasync ? fdatasync(fd) : fsync(fd);
+	struct pt_dir *d = fh_dir(inst, a->fh);
+	int res;
 
+	if (!d) {
+		fring_host->reply_err(r, -EIO);
+		return;
+	}
+	res = a->datasync ? fdatasync(dirfd(d->dp)) : fsync(dirfd(d->dp));
 	fring_host->reply_err(r, res ? -errno : 0);
 }

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * Open files: fh is a real descriptor opened through /proc/self/fd of the
- * inode's O_PATH fd, so it stays valid across rename and unlink.
+ * Open files: fh names a slot (fh.c) holding a real descriptor opened
+ * through /proc/self/fd of the inode's O_PATH fd, so it stays valid across
+ * rename and unlink. A slot lost at a takeover has fd -1: EIO.
  */
 #include "pt.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
-static inline int fh_fd(uint64_t fh)
+/* The slot's descriptor, or -EIO replied and -1. */
+static int fh_fd_or_reply(struct pt_fs *fs, fring_req *r, uint64_t fh)
 {
-	return (int)fh;
+	int fd = pt_fh_fd(fs, fh);
+
+	if (fd < 0)
+		fring_host->reply_err(r, -EIO);
+	return fd;
 }
 
 void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
@@ -20,7 +26,7 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 	struct pt_ref ref;
 	char proc[32];
 	bool regular;
-	int fd, err = pt_ref_get(fs, a->nodeid, &ref);
+	int fd, oflags, err = pt_ref_get(fs, a->nodeid, &ref);
 
 	if (err) {
 		fring_host->reply_err(r, err);
@@ -28,18 +34,24 @@ void pt_open(void *inst, fring_req *r, const struct fring_open_args *a)
 	}
 	regular = ref.ino->type == S_IFREG; /* fixed at the inode's birth */
 	pt_proc_path(proc, ref.fd);
-	fd = open(proc, pt_open_flags(fs, a->flags) & ~(O_CREAT | O_EXCL));
+	oflags = pt_open_flags(fs, a->flags) & ~(O_CREAT | O_EXCL);
+	fd = open(proc, oflags);
 	err = fd < 0 ? -errno : 0;
 	pt_ref_put(fs, &ref);
+	if (!err) {
+		err = pt_open_out(fs, a->flags, fd, oflags, a->nodeid, &o);
+		if (err)
+			close(fd);
+	}
 	if (err) {
 		fring_host->reply_err(r, err);
 		return;
 	}
-	pt_open_out(fs, a->flags, fd, &o);
 	pt_backing_attach(fs, a->nodeid, &o);
 	pt_open_zero_copy(fs, regular, fd, &o);
 	if (fring_host->reply_open(r, &o) < 0) {
 		pt_backing_detach(fs, a->nodeid, o.fh);
+		pt_fh_free(fs, o.fh);
 		close(fd);
 	}
 }
@@ -79,14 +91,15 @@ void pt_open_zero_copy(struct pt_fs *fs, bool regular, int fd,
  * other refusal falls back to pread/pwrite and a reply with the bytes,
  * except on a zero-copy open, whose data those cannot reach: the refusal
  * is the answer there. Also the path of the io_threads workers (io.c). */
-void pt_serve_read(fring_req *r, uint64_t fh, uint64_t off, uint32_t len)
+void pt_serve_read(fring_req *r, int fd, uint64_t fh, uint64_t off,
+		   uint32_t len)
 {
 	int ret = -ENOSYS;
 	void *buf;
 	ssize_t n;
 
 	if (HAS_SERVICE(req_read_fd)) {
-		ret = fring_host->req_read_fd(r, fh_fd(fh), off, len, 0);
+		ret = fring_host->req_read_fd(r, fd, off, len, 0);
 		if (ret == 0 || ret == -EALREADY)
 			return;
 	}
@@ -99,7 +112,7 @@ void pt_serve_read(fring_req *r, uint64_t fh, uint64_t off, uint32_t len)
 		fring_host->reply_err(r, -ENOMEM);
 		return;
 	}
-	n = pread(fh_fd(fh), buf, len, (off_t)off);
+	n = pread(fd, buf, len, (off_t)off);
 	if (n < 0)
 		fring_host->reply_err(r, -errno);
 	else
@@ -107,14 +120,14 @@ void pt_serve_read(fring_req *r, uint64_t fh, uint64_t off, uint32_t len)
 	free(buf);
 }
 
-void pt_serve_write(fring_req *r, uint64_t fh, uint64_t off,
+void pt_serve_write(fring_req *r, int fd, uint64_t fh, uint64_t off,
 		    const void *data, uint32_t len)
 {
 	int ret = -ENOSYS;
 	ssize_t n;
 
 	if (HAS_SERVICE(req_write_fd)) {
-		ret = fring_host->req_write_fd(r, fh_fd(fh), off, 0);
+		ret = fring_host->req_write_fd(r, fd, off, 0);
 		if (ret == 0 || ret == -EALREADY)
 			return;
 	}
@@ -122,7 +135,7 @@ void pt_serve_write(fring_req *r, uint64_t fh, uint64_t off,
 		fring_host->reply_err(r, ret);
 		return;
 	}
-	n = pwrite(fh_fd(fh), data, len, (off_t)off);
+	n = pwrite(fd, data, len, (off_t)off);
 	if (n < 0)
 		fring_host->reply_err(r, -errno);
 	else
@@ -133,22 +146,32 @@ void pt_serve_write(fring_req *r, uint64_t fh, uint64_t off,
  * thread returns at once. */
 void pt_read(void *inst, fring_req *r, const struct fring_read_args *a)
 {
-	if (!pt_io_submit(inst, r, false, a->fh, a->offset, a->len, NULL))
-		pt_serve_read(r, a->fh, a->offset, a->len);
+	int fd = fh_fd_or_reply(inst, r, a->fh);
+
+	if (fd >= 0 &&
+	    !pt_io_submit(inst, r, false, fd, a->fh, a->offset, a->len, NULL))
+		pt_serve_read(r, fd, a->fh, a->offset, a->len);
 }
 
 void pt_write(void *inst, fring_req *r, const struct fring_write_args *a)
 {
-	if (!pt_io_submit(inst, r, true, a->fh, a->offset, a->len, a->data))
-		pt_serve_write(r, a->fh, a->offset, a->data, a->len);
+	int fd = fh_fd_or_reply(inst, r, a->fh);
+
+	if (fd >= 0 &&
+	    !pt_io_submit(inst, r, true, fd, a->fh, a->offset, a->len, a->data))
+		pt_serve_write(r, fd, a->fh, a->offset, a->data, a->len);
 }
 
 /* Closing a duplicate reports deferred write errors (NFS and the like) and
  * drops this owner's POSIX locks, as close() would on a local file. */
 void pt_flush(void *inst, fring_req *r, const struct fring_release_args *a)
 {
-	int fd = dup(fh_fd(a->fh));
+	int fd = pt_fh_fd(inst, a->fh);
 
+	if (fd >= 0)
+		fd = dup(fd);
+	else
+		errno = EIO;
 	if (fd < 0)
 		fring_host->reply_err(r, -errno);
 	else
@@ -157,32 +180,46 @@ void pt_flush(void *inst, fring_req *r, const struct fring_release_args *a)
 
 void pt_release(void *inst, fring_req *r, const struct fring_release_args *a)
 {
+	int fd = pt_fh_fd(inst, a->fh);
+
 	pt_backing_detach(inst, a->nodeid, a->fh);
-	pt_io_close(inst, fh_fd(a->fh)); /* later if io.c still uses it */
+	pt_fh_free(inst, a->fh);
+	if (fd >= 0)
+		pt_io_close(inst, fd); /* later if io.c still uses it */
 	fring_host->reply_err(r, 0);
 }
 
 void pt_fsync(void *inst, fring_req *r, const struct fring_fsync_args *a)
 {
-	int fd = fh_fd(a->fh);
-	int res = a->datasync ? fdatasync(fd) : fsync(fd);
+	int fd = fh_fd_or_reply(inst, r, a->fh);
+	int res;
 
+	if (fd < 0)
+		return;
+	res = a->datasync ? fdatasync(fd) : fsync(fd);
 	fring_host->reply_err(r, res ? -errno : 0);
 }
 
 void pt_fallocate(void *inst, fring_req *r,
 		  const struct fring_fallocate_args *a)
 {
-	int res = fallocate(fh_fd(a->fh), (int)a->mode, (off_t)a->offset,
-			    (off_t)a->length);
+	int fd = fh_fd_or_reply(inst, r, a->fh);
+	int res;
 
+	if (fd < 0)
+		return;
+	res = fallocate(fd, (int)a->mode, (off_t)a->offset, (off_t)a->length);
 	fring_host->reply_err(r, res ? -errno : 0);
 }
 
 void pt_lseek(void *inst, fring_req *r, const struct fring_lseek_args *a)
 {
-	off_t off = lseek(fh_fd(a->fh), (off_t)a->offset, (int)a->whence);
+	int fd = fh_fd_or_reply(inst, r, a->fh);
+	off_t off;
 
+	if (fd < 0)
+		return;
+	off = lseek(fd, (off_t)a->offset, (int)a->whence);
 	if (off < 0)
 		fring_host->reply_err(r, -errno);
 	else
@@ -194,9 +231,14 @@ void pt_copy_file_range(void *inst, fring_req *r,
 {
 	loff_t in = (loff_t)a->off_in, out = (loff_t)a->off_out;
 	size_t len = a->len > UINT32_MAX ? UINT32_MAX : (size_t)a->len;
-	ssize_t n = copy_file_range(fh_fd(a->fh_in), &in, fh_fd(a->fh_out),
-				    &out, len, (unsigned int)a->flags);
+	int fd_in = fh_fd_or_reply(inst, r, a->fh_in);
+	int fd_out = fd_in < 0 ? -1 : fh_fd_or_reply(inst, r, a->fh_out);
+	ssize_t n;
 
+	if (fd_out < 0)
+		return;
+	n = copy_file_range(fd_in, &in, fd_out, &out, len,
+			    (unsigned int)a->flags);
 	if (n < 0)
 		fring_host->reply_err(r, -errno);
 	else

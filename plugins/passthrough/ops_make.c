@@ -126,11 +126,19 @@ static bool flush_is_noop(int fd)
 	return false;
 }
 
-void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
-		 struct fring_open_out *o)
+int pt_open_out(struct pt_fs *fs, uint32_t flags, int fd, int oflags,
+		uint64_t nodeid, struct fring_open_out *o)
 {
+	/* What a takeover reopens it with (state.c): never creating or
+	 * truncating again. */
+	uint32_t keep = (uint32_t)oflags &
+			~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_TMPFILE);
+	int err;
+
 	memset(o, 0, sizeof(*o));
-	o->fh = (uint64_t)fd;
+	err = pt_fh_new(fs, fd, keep, nodeid, NULL, &o->fh);
+	if (err)
+		return err;
 	if (flush_is_noop(fd))
 		o->open_flags |= FRING_FOPEN_NOFLUSH;
 	/* O_DIRECT callers bypass the page cache here too, and their writes
@@ -143,6 +151,7 @@ void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
 		/* The kernel still drops the cache when it sees the size or
 		 * mtime change (AUTO_INVAL_DATA). */
 		o->open_flags |= FRING_FOPEN_KEEP_CACHE;
+	return 0;
 }
 
 void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
@@ -153,15 +162,15 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 	struct fring_entry e;
 	struct pt_ref p;
 	int err = pt_ref_get(fs, a->parent, &p);
-	int fd;
+	int fd, oflags;
 
 	if (err) {
 		fring_host->reply_err(r, err);
 		return;
 	}
 	pt_creds_enter(r, &cr);
-	fd = openat(p.fd, a->name, pt_open_flags(fs, a->flags) | O_CREAT,
-		    a->mode & 07777);
+	oflags = pt_open_flags(fs, a->flags) | O_CREAT;
+	fd = openat(p.fd, a->name, oflags, a->mode & 07777);
 	err = fd < 0 ? -errno : 0;
 	pt_creds_leave(&cr);
 	if (!err) {
@@ -175,11 +184,18 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 		fring_host->reply_err(r, err);
 		return;
 	}
-	pt_open_out(fs, a->flags, fd, &o);
+	err = pt_open_out(fs, a->flags, fd, oflags, e.ino, &o);
+	if (err) {
+		close(fd);
+		pt_forget_one(fs, e.ino, 1);
+		fring_host->reply_err(r, err);
+		return;
+	}
 	pt_backing_attach(fs, e.ino, &o);
 	pt_open_zero_copy(fs, S_ISREG(e.attr.mode), fd, &o);
 	if (fring_host->reply_create(r, &e, &o) < 0) {
 		pt_backing_detach(fs, e.ino, o.fh);
+		pt_fh_free(fs, o.fh);
 		close(fd);
 		pt_forget_one(fs, e.ino, 1);
 	}
@@ -198,7 +214,7 @@ void pt_tmpfile(void *inst, fring_req *r, const struct fring_make_args *a)
 	struct pt_ref p;
 	char proc[32];
 	int err = pt_ref_get(fs, a->parent, &p);
-	int fd, opath;
+	int fd, opath, oflags;
 
 	if (err) {
 		fring_host->reply_err(r, err);
@@ -207,8 +223,8 @@ void pt_tmpfile(void *inst, fring_req *r, const struct fring_make_args *a)
 	pt_creds_enter(r, &cr);
 	/* a->flags hold O_TMPFILE already; O_EXCL (never linkable) is kept
 	 * for the backing file too. "." of an O_PATH directory fd is fine. */
-	fd = openat(p.fd, ".", (pt_open_flags(fs, a->flags) & ~O_CREAT) |
-				       O_TMPFILE, a->mode & 07777);
+	oflags = (pt_open_flags(fs, a->flags) & ~O_CREAT) | O_TMPFILE;
+	fd = openat(p.fd, ".", oflags, a->mode & 07777);
 	err = fd < 0 ? -errno : 0;
 	pt_creds_leave(&cr);
 	pt_ref_put(fs, &p);
@@ -227,11 +243,18 @@ void pt_tmpfile(void *inst, fring_req *r, const struct fring_make_args *a)
 		fring_host->reply_err(r, err);
 		return;
 	}
-	pt_open_out(fs, a->flags, fd, &o);
+	err = pt_open_out(fs, a->flags, fd, oflags, e.ino, &o);
+	if (err) {
+		close(fd);
+		pt_forget_one(fs, e.ino, 1);
+		fring_host->reply_err(r, err);
+		return;
+	}
 	pt_backing_attach(fs, e.ino, &o);
 	pt_open_zero_copy(fs, true, fd, &o);
 	if (fring_host->reply_create(r, &e, &o) < 0) {
 		pt_backing_detach(fs, e.ino, o.fh);
+		pt_fh_free(fs, o.fh);
 		close(fd);
 		pt_forget_one(fs, e.ino, 1);
 	}

@@ -245,7 +245,7 @@ static int pt_config_complete(void *inst)
 	reserve_fd_table(fs->root_fd, fs->fd_cache_max);
 	if (fs->handles)
 		fs->handles = pt_probe_handles(fs);
-	err = pt_table_init(fs, &st);
+	err = pt_table_init(fs, &st) ?: pt_fh_init(fs);
 	if (!err)
 		err = pt_io_create(fs); /* the threads start in init */
 	if (err)
@@ -292,6 +292,7 @@ static void pt_destroy(void *inst)
 
 	pt_io_destroy(fs); /* first: its workers may still be answering */
 	pt_dirs_close_all(fs);
+	pt_fh_destroy(fs);
 	if (fs->ids)
 		pt_table_destroy(fs);
 	if (fs->root_fd >= 0)
@@ -344,7 +345,8 @@ static struct fring_plugin pt_plugin = {
 	.thread_model = FRING_THREAD_PARALLEL,
 	.name = "passthrough",
 	.version = "1.0",
-	.description = "mirror of a source directory, without a descriptor per inode",
+	.description =
+		"mirror of a source directory, without a descriptor per inode",
 	.config_help =
 		"source: path: directory to mirror (required)\n"
 		"entry_timeout: seconds: kernel name cache lifetime (1.0)\n"
@@ -368,6 +370,8 @@ static struct fring_plugin pt_plugin = {
 	.init = pt_init,
 	.destroy = pt_destroy,
 	.ops = &pt_ops,
+	.state_save = pt_state_save,
+	.state_load = pt_state_load,
 	/* open truncates on O_TRUNC itself: no SETATTR after it. */
 	.features = FRING_FEATURE_ATOMIC_O_TRUNC,
 };

@@ -55,6 +55,15 @@ struct pt_inode {
 struct pt_dir;
 struct pt_io;
 
+/* An open file or directory (fh.c); fh is its slot. */
+struct pt_open {
+	int fd;         /* -1: lost at a takeover (EIO) */
+	uint32_t flags; /* open(2) flags it was opened with */
+	uint64_t nodeid;
+	struct pt_dir *dir; /* OPENDIR: the stream on fd */
+	bool used;
+};
+
 struct pt_fs {
 	fring_mount *mount;
 
@@ -94,6 +103,10 @@ struct pt_fs {
 	uint64_t next_generation;
 	struct pt_inode *lru_head, *lru_tail;
 	struct pt_dir *dirs;   /* open directories (ops_dir.c) */
+	struct pt_open **opens; /* PT_FH_CHUNKS chunk pointers (fh.c) */
+	uint32_t opens_top;     /* slots below this were handed out */
+	uint32_t *free_opens;
+	size_t nfree_opens, free_opens_cap;
 	uint32_t lru_count, pinned_count;
 	struct pt_inode root;
 };
@@ -110,6 +123,9 @@ void pt_table_destroy(struct pt_fs *fs);
 struct pt_inode *pt_inode_by_id(struct pt_fs *fs, uint64_t nodeid);
 struct pt_inode *pt_inode_find(struct pt_fs *fs, dev_t dev, ino_t ino);
 struct pt_inode *pt_inode_new(struct pt_fs *fs, const struct stat *st);
+/* state.c: buckets for n inodes at once, and one's insertion. */
+int pt_table_reserve(struct pt_fs *fs, size_t n);
+void pt_inode_hash(struct pt_fs *fs, struct pt_inode *ino);
 void pt_inode_unhash(struct pt_fs *fs, struct pt_inode *ino);
 void pt_inode_set_path(struct pt_fs *fs, struct pt_inode *ino,
 		       struct pt_inode *parent, const char *name);
@@ -148,7 +164,7 @@ int pt_lookup_at(struct pt_fs *fs, struct pt_ref *parent, const char *name,
 int pt_stat_ref(struct pt_ref *ref, struct stat *st);
 void pt_proc_path(char buf[32], int fd);
 
-/* backing.c: kernel passthrough. An open's fh is its fd, tagged in the
+/* backing.c: kernel passthrough. An open's fh is its slot (fh.c), tagged in the
  * high bits with how the open counted in its inode. attach (after the fd
  * is open, before the reply) may turn o into a passthrough open; detach
  * undoes it at RELEASE or when the reply failed. Both take fs->lock. */
@@ -162,6 +178,28 @@ void pt_backing_attach(struct pt_fs *fs, uint64_t nodeid,
 		       struct fring_open_out *o);
 void pt_backing_detach(struct pt_fs *fs, uint64_t nodeid, uint64_t fh);
 
+/* fh.c: the open-file table. An fh is a slot number in the low 32 bits
+ * plus the PT_FH_* flags; lookups take no lock. */
+#define PT_FH_SLOT_MASK 0xffffffffull
+#define PT_FH_CHUNK_SHIFT 10
+#define PT_FH_CHUNKS (1u << 14) /* 16M open files at most */
+int pt_fh_init(struct pt_fs *fs);
+int pt_fh_new(struct pt_fs *fs, int fd, uint32_t flags, uint64_t nodeid,
+	      struct pt_dir *dir, uint64_t *fh);
+struct pt_open *pt_fh_get(struct pt_fs *fs, uint64_t fh);
+int pt_fh_fd(struct pt_fs *fs, uint64_t fh); /* -1: none, or lost */
+void pt_fh_free(struct pt_fs *fs, uint64_t fh);
+int pt_fh_put_locked(struct pt_fs *fs, uint32_t slot, int fd, uint32_t flags,
+		     uint64_t nodeid, struct pt_dir *dir);
+int pt_fh_rebuild_free_locked(struct pt_fs *fs);
+void pt_fh_destroy(struct pt_fs *fs);
+
+/* state.c: takeover (ABI 1.7). */
+int32_t pt_state_save(void *inst, int fd, uint32_t *version);
+int32_t pt_state_load(void *inst, int fd, uint32_t version);
+/* ops_dir.c: a directory stream on fd for a loaded state. */
+struct pt_dir *pt_dir_adopt(struct pt_fs *fs, int fd);
+
 /* creds.c: act as the caller for creating calls. */
 struct pt_creds {
 	int uid, gid;
@@ -174,17 +212,19 @@ void pt_creds_leave(struct pt_creds *c);
 int pt_open_flags(struct pt_fs *fs, uint32_t flags);
 /* Free the directories still open (no RELEASEDIR after an abort). */
 void pt_dirs_close_all(struct pt_fs *fs);
-/* The OPEN/CREATE reply for backing descriptor fd opened with flags. */
-void pt_open_out(struct pt_fs *fs, uint32_t flags, int fd,
-		 struct fring_open_out *o);
+/* The OPEN/CREATE reply for backing descriptor fd of nodeid, opened
+ * with the kernel's flags and open(2) flags oflags: takes a slot. */
+int pt_open_out(struct pt_fs *fs, uint32_t flags, int fd, int oflags,
+		uint64_t nodeid, struct fring_open_out *o);
 
 /* ops_file.c: after pt_open_out and pt_backing_attach, offer zero-copy
  * for a regular file the kernel does not pass through. */
 void pt_open_zero_copy(struct pt_fs *fs, bool regular, int fd,
 		       struct fring_open_out *o);
 /* Answer one READ / WRITE on open file fh (the inline path and io.c). */
-void pt_serve_read(fring_req *r, uint64_t fh, uint64_t off, uint32_t len);
-void pt_serve_write(fring_req *r, uint64_t fh, uint64_t off,
+void pt_serve_read(fring_req *r, int fd, uint64_t fh, uint64_t off,
+		   uint32_t len);
+void pt_serve_write(fring_req *r, int fd, uint64_t fh, uint64_t off,
 		    const void *data, uint32_t len);
 
 /* io.c: option io_threads. create (config_complete) and start (init) do
@@ -193,8 +233,8 @@ void pt_serve_write(fring_req *r, uint64_t fh, uint64_t off,
  * RELEASE (deferred while queued items use it); destroy joins. */
 int pt_io_create(struct pt_fs *fs);
 void pt_io_start(struct pt_fs *fs);
-bool pt_io_submit(struct pt_fs *fs, fring_req *r, bool write, uint64_t fh,
-		  uint64_t off, uint32_t len, const void *data);
+bool pt_io_submit(struct pt_fs *fs, fring_req *r, bool write, int fd,
+		  uint64_t fh, uint64_t off, uint32_t len, const void *data);
 void pt_io_close(struct pt_fs *fs, int fd);
 void pt_io_destroy(struct pt_fs *fs);
 

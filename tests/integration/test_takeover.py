@@ -3,9 +3,12 @@
 /dev/fuse and over io_uring (issue 25). Open files, directory fds and mmaps survive, a verified
 load sees no error, refusals leave the old server serving, a death on
 either side mid-way ends served or cleanly aborted (never hung), and the
-new server keeps the INIT state the kernel negotiated."""
+new server keeps the INIT state the kernel negotiated. The main tests run
+with memfs (its whole tree handed over) and passthrough (its node-id and
+open-file tables over a temporary source directory)."""
 
 import errno
+import hashlib
 import json
 import mmap
 import os
@@ -75,10 +78,18 @@ URING_MAPS = {
 }
 
 
+@pytest.fixture(params=["memfs", "passthrough"])
+def plugin(request):
+    """The plugin whose state is handed over: memfs, or passthrough over
+    a fresh source directory (plugins/passthrough/state.c)."""
+    return request.param
+
+
 @pytest.fixture
 def served(spawn, tmpdirs, monkeypatch, transport):
     """served(plugin, transport, env) -> (Fring, mountpoint); the runtime
     dir is private; the transport is the test's parameter unless given.
+    passthrough mirrors a new temporary directory, kept as Fring.source.
     At teardown SIGTERM must end it with 0 and nothing mounted (so the
     last new server unmounts cleanly), unless the test ended it itself."""
     monkeypatch.setenv("FRING_RUNTIME_DIR", tmpdirs("run"))
@@ -86,10 +97,15 @@ def served(spawn, tmpdirs, monkeypatch, transport):
     started = []
     default_transport = transport
 
-    def start(plugin="memfs", transport=default_transport, env=None):
+    def start(plugin="memfs", transport=default_transport, env=None,
+              opts=()):
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)
         mp = tmpdirs("mnt")
+        source, options = None, list(opts)
+        if plugin == "passthrough":
+            source = tmpdirs("src")
+            options.insert(0, "source=" + source)
         if transport in URING_MAPS:
             # `fring run`, so that the YAML can set the buffers
             cfg = os.path.join(tmpdirs("cfg"), "takeover.yaml")
@@ -98,10 +114,18 @@ def served(spawn, tmpdirs, monkeypatch, transport):
                         "    transport: %s\n"
                         % (json.dumps(mp), json.dumps(plugin),
                            URING_MAPS[transport]))
+                if options:
+                    c.write("    options: { %s }\n" % ", ".join(
+                        "%s: %s" % (k, json.dumps(v)) for k, v in
+                        (o.split("=", 1) for o in options)))
             f = spawn(["run", cfg], [mp])
             RESTART_TARGET[mp] = cfg
         else:
-            f = spawn(["mount", plugin, mp, "-t", transport], [mp])
+            args = ["mount", plugin, mp, "-t", transport]
+            for o in options:
+                args += ["-o", o]
+            f = spawn(args, [mp])
+        f.source = source
         ready = f.wait_ready(1)
         assert ready[0].endswith("transport %s)" % transport.split("-")[0]) \
             or transport == "auto", ready
@@ -144,8 +168,8 @@ def server_of(f):
     return serving_pid(f.proc.pid)
 
 
-def test_open_file_dir_fd_and_mmap_survive_5_takeovers(served):
-    f, mp = served()
+def test_open_file_dir_fd_and_mmap_survive_5_takeovers(served, plugin):
+    f, mp = served(plugin)
     path = os.path.join(mp, "held")
     os.mkdir(os.path.join(mp, "d"))
     size = 64 * 1024
@@ -260,8 +284,13 @@ class PyVerify(threading.Thread):
         return self.errors
 
 
-def test_20_takeovers_under_verified_load(served):
-    f, mp = served()
+def sha256(path):
+    with open(path, "rb") as r:
+        return hashlib.sha256(r.read()).hexdigest()
+
+
+def test_20_takeovers_under_verified_load(served, plugin):
+    f, mp = served(plugin)
     runtime = 25
     if shutil.which("fio"):
         jobs = [fio_verify(os.path.join(mp, "f%d" % d), d, runtime)
@@ -290,6 +319,11 @@ def test_20_takeovers_under_verified_load(served):
             fields = out.strip().splitlines()[-1].split(";")
             assert fields[4] == "0", out
             assert int(fields[5]) > 0, out  # KiB read back for verify
+    if f.source:  # what the mount shows is what the source holds
+        for d in (0, 1):
+            name = "f%d" % d
+            assert sha256(os.path.join(mp, name)) == \
+                sha256(os.path.join(f.source, name)), name
 
 
 def test_refused_for_a_plugin_without_the_hooks(served):
@@ -304,9 +338,9 @@ def test_refused_for_a_plugin_without_the_hooks(served):
     assert took < RESTART_BOUND
 
 
-def test_refused_for_an_unreadable_state_version(served):
+def test_refused_for_an_unreadable_state_version(served, plugin):
     # the old server names version 99 for the state it saved
-    f, mp = served(env={"FRING_TEST_TAKEOVER_VERSION": "99"})
+    f, mp = served(plugin, env={"FRING_TEST_TAKEOVER_VERSION": "99"})
     with open(os.path.join(mp, "kept"), "w") as w:
         w.write("still here")
     old = server_of(f)
@@ -314,7 +348,7 @@ def test_refused_for_an_unreadable_state_version(served):
     assert rc == 1, line
     assert "cannot read the state handed over (version 99)" in line, line
     assert "pid %d still serves" % old in line, line
-    assert "memfs: takeover state version 99" in f.log()
+    assert "%s: takeover state version 99" % plugin in f.log()
     assert server_of(f) == old
     with open(os.path.join(mp, "kept")) as r:
         assert r.read() == "still here"
@@ -468,3 +502,94 @@ def test_new_server_keeps_the_kernels_init_state(served):
         w.write(data)
     with open(os.path.join(mp, "big"), "rb") as r:
         assert r.read() == data
+
+
+def test_passthrough_open_files_unlinked_renamed_and_dirs_survive(served):
+    # An open file unlinked, one renamed, a directory fd and a
+    # a lookup held by a cwd: the new passthrough reopens the first through
+    # the old process's descriptor, the others by file handle, with the same
+    # node ids and fh values.
+    f, mp = served("passthrough")
+    src = f.source
+    for i in range(40):
+        with open(os.path.join(src, "n%02d" % i), "w") as w:
+            w.write("n%d" % i)
+    gone = os.open(os.path.join(mp, "gone"), os.O_CREAT | os.O_RDWR, 0o600)
+    os.write(gone, b"before")
+    os.unlink(os.path.join(mp, "gone"))
+    moved = os.open(os.path.join(mp, "n00"), os.O_RDWR | os.O_APPEND)
+    os.rename(os.path.join(mp, "n00"), os.path.join(mp, "m00"))
+    ino = os.stat(os.path.join(mp, "m00")).st_ino
+    dfd = os.open(mp, os.O_RDONLY | os.O_DIRECTORY)
+    names_before = sorted(os.listdir(dfd))
+    for _ in range(3):
+        rc, line, _ = restart(mp)
+        assert rc == 0, (line, f.log())
+    assert "passthrough: took over" in f.log()
+    assert "could not be reopened" not in f.log()
+    os.pwrite(gone, b"after!", 0)
+    assert os.pread(gone, 6, 0) == b"after!"
+    os.write(moved, b"+")
+    with open(os.path.join(src, "m00")) as r:
+        assert r.read() == "n0+"
+    assert os.stat(os.path.join(mp, "m00")).st_ino == ino
+    assert sorted(os.listdir(dfd)) == names_before
+    os.close(gone)
+    os.close(moved)
+    os.close(dfd)
+
+
+def test_passthrough_kernel_passthrough_opens_survive(served):
+    # Files the kernel reads and writes itself (FOPEN_PASSTHROUGH): their
+    # backing registration lives in the connection; the new server keeps
+    # its id and open counts, and the last RELEASE after the takeovers
+    # drops it, so a later open registers anew.
+    f, mp = served("passthrough", opts=["kernel_passthrough=true"])
+    path = os.path.join(mp, "kp")
+    with open(path, "wb") as w:
+        w.write(b"a" * 8192)
+    rw = os.open(path, os.O_RDWR)
+    ro = os.open(path, os.O_RDONLY)
+    for _ in range(3):
+        rc, line, _ = restart(mp)
+        assert rc == 0, (line, f.log())
+    if "kernel passthrough unavailable" in f.log() or \
+            "offers no kernel passthrough" in f.log():
+        pytest.skip("no FUSE passthrough here")
+    os.pwrite(rw, b"b" * 4096, 0)
+    assert os.pread(ro, 4096, 0) == b"b" * 4096
+    os.close(rw)
+    os.close(ro)
+    with open(path, "r+b") as again:
+        again.write(b"c")
+    with open(os.path.join(f.source, "kp"), "rb") as r:
+        assert r.read() == b"c" + b"b" * 4095 + b"a" * 4096
+
+
+def test_passthrough_file_unlinked_while_open_is_lost_if_the_old_dies(served):
+    # With the old server gone before the load (killed right after it
+    # handed its state over), an open file can be reopened only by its
+    # file handle: a linked one keeps working, one unlinked while open has
+    # no handle that resolves any more: its I/O fails with EIO (or ESTALE
+    # where the kernel asks for its attributes first), never a crash.
+    f, mp = served("passthrough", env={"FRING_TEST_TAKEOVER_DIE": "old-saved"})
+    kept = os.open(os.path.join(mp, "kept"), os.O_CREAT | os.O_RDWR, 0o600)
+    gone = os.open(os.path.join(mp, "gone"), os.O_CREAT | os.O_RDWR, 0o600)
+    os.write(gone, b"x")
+    os.unlink(os.path.join(mp, "gone"))
+    rc, line, _ = restart(mp)
+    assert rc == 0, (line, f.log())
+    assert "1 of 2 open files could not be reopened" in f.log(), f.log()
+    os.pwrite(kept, b"kept", 0)
+    assert os.pread(kept, 4, 0) == b"kept"
+    for op in (lambda: os.pread(gone, 1, 0), lambda: os.pwrite(gone, b"y", 0)):
+        with pytest.raises(OSError) as e:
+            op()
+        assert e.value.errno in (errno.EIO, errno.ESTALE), e.value
+    with pytest.raises(OSError) as e:
+        os.fsync(gone)
+    assert e.value.errno == errno.EIO, e.value
+    os.close(gone)
+    os.close(kept)
+    with open(os.path.join(mp, "after"), "w") as w:  # still serving
+        w.write("y")

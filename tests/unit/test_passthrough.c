@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -59,10 +60,14 @@ static void load(void)
 	cr_assert_eq(P->create(NULL, &inst), 0);
 }
 
+static const char *cur_handles, *cur_fd_cache;
+
 static void start(const char *handles, const char *fd_cache)
 {
 	struct fring_conn conn = { .size = sizeof(conn) };
 
+	cur_handles = handles;
+	cur_fd_cache = fd_cache;
 	cr_assert_not_null(mkdtemp(src));
 	load();
 	cr_assert_eq(P->config(inst, "source", src), 0);
@@ -939,4 +944,131 @@ Test(options, locks_are_kernel_local)
 	cr_assert_null(O->getlk);
 	cr_assert_null(O->setlk);
 	cr_assert_null(O->flock);
+}
+
+/* ---- ABI 1.7 takeover state: save, load into a new instance ---- */
+
+/* Save inst's state to a memfd, make a fresh instance with the same
+ * options, replay init and load the state (the version as saved + bump);
+ * the old one is destroyed once the new one has loaded (it lives while
+ * the load reopens its descriptors, as in `fring restart`). */
+static int takeover(uint32_t bump)
+{
+	struct fring_conn conn = { .size = sizeof(conn) };
+	uint32_t version = 0;
+	int fd = memfd_create("pt-state", MFD_CLOEXEC), ret;
+	void *old = inst;
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(P->state_save(inst, fd, &version), 0);
+	cr_assert_eq(version, 1);
+	cr_assert_eq(P->create(NULL, &inst), 0);
+	cr_assert_eq(P->config(inst, "source", src), 0);
+	cr_assert_eq(P->config(inst, "handles", cur_handles), 0);
+	cr_assert_eq(P->config(inst, "fd_cache", cur_fd_cache), 0);
+	cr_assert_eq(P->config_complete(inst), 0);
+	cr_assert_eq(P->init(inst, &conn), 0);
+	ret = P->state_load(inst, fd, version + bump);
+	close(fd);
+	if (ret) {
+		P->destroy(inst);
+		inst = old; /* the old one keeps serving */
+		return ret;
+	}
+	P->destroy(old);
+	return 0;
+}
+
+static uint64_t opendir_(uint64_t nodeid)
+{
+	struct fring_open_args oa = { sizeof(oa), O_RDONLY, nodeid, 0, 0 };
+
+	O->opendir(inst, req(), &oa);
+	cr_assert_eq(R.kind, K_OPEN);
+	return R.o.fh;
+}
+
+/* Entries a READDIR at offset 0 of directory handle dh returns. */
+static uint32_t readdir_count(uint64_t nodeid, uint64_t dh)
+{
+	struct fring_read_args ra = {
+		.size = sizeof(ra), .len = 4096, .nodeid = nodeid, .fh = dh
+	};
+
+	O->readdir(inst, req(), &ra);
+	cr_assert_eq(R.kind, K_DIR, "readdir: %d", R.err);
+	return R.ndir;
+}
+
+static void state_round_trip(void)
+{
+	struct fring_entry d, f, g, e, n;
+	uint64_t fh, gh, dh, nh;
+	struct fring_attr attr;
+
+	cr_assert_eq(mkdir_(ROOT, "d", &d), 0);
+	cr_assert_eq(create(d.ino, "f", &fh, &f), 0);
+	write_str(fh, "hello", 0);
+	cr_assert_eq(create(ROOT, "g", &gh, &g), 0);
+	write_str(gh, "unlinked", 0);
+	cr_assert_eq(unlink_(ROOT, "g"), 0);
+	dh = opendir_(d.ino);
+
+	cr_assert_eq(takeover(0), 0);
+	cr_assert_not_null(strstr(fake_serving, cur_handles[0] == 't'
+							? "file handles"
+							: "paths"));
+	/* The same node ids and generations... */
+	cr_assert_eq(lookup(ROOT, "d", &e), 0);
+	cr_assert_eq(e.ino, d.ino);
+	cr_assert_eq(e.generation, d.generation);
+	cr_assert_eq(lookup(d.ino, "f", &e), 0);
+	cr_assert_eq(e.ino, f.ino);
+	/* ...the same fh values, the unlinked file's too. */
+	cr_assert_str_eq(read_str(fh, 5, 0), "hello");
+	cr_assert_str_eq(read_str(gh, 8, 0), "unlinked");
+	write_str(gh, "still", 0);
+	cr_assert_str_eq(read_str(gh, 5, 0), "still");
+	cr_assert_eq(getattr(g.ino, gh, &attr), 0);
+	cr_assert_eq(attr.nlink, 0);
+	cr_assert_eq(readdir_count(d.ino, dh), 3); /* ".", "..", "f" */
+	/* New opens and inodes do not collide with the loaded ones. */
+	cr_assert_eq(create(ROOT, "n", &nh, &n), 0);
+	cr_assert_neq(n.ino, d.ino);
+	cr_assert_neq(n.ino, f.ino);
+	cr_assert_neq(n.ino, g.ino);
+	cr_assert_neq(nh & 0xffffffffull, fh & 0xffffffffull);
+	cr_assert_neq(nh & 0xffffffffull, gh & 0xffffffffull);
+	cr_assert_neq(nh & 0xffffffffull, dh & 0xffffffffull);
+	release(n.ino, nh);
+	release(g.ino, gh);
+	release(f.ino, fh);
+	struct fring_release_args rel = { .size = sizeof(rel),
+					  .nodeid = d.ino,
+					  .fh = dh };
+	O->releasedir(inst, req(), &rel);
+	cr_assert_eq(R.err, 0);
+}
+
+Test(handles, state_round_trip, .init = start_handles, .fini = stop)
+{
+	state_round_trip();
+}
+
+Test(paths, state_round_trip, .init = start_paths, .fini = stop)
+{
+	state_round_trip();
+}
+
+Test(handles, state_newer_version_refused, .init = start_handles, .fini = stop)
+{
+	struct fring_entry f, e;
+	uint64_t fh;
+
+	cr_assert_eq(create(ROOT, "kept", &fh, &f), 0);
+	cr_assert_eq(takeover(1), -EPROTO);
+	cr_assert_eq(lookup(ROOT, "kept", &e), 0);
+	cr_assert_eq(e.ino, f.ino);
+	write_str(fh, "old", 0);
+	release(f.ino, fh);
 }

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Takeover state (ABI 1.7 state_save/state_load): the node-id table and
+ * the open-file table, so a new passthrough instance gives every node id,
+ * generation, lookup count and fh the kernel holds the same meaning.
+ * Descriptors cannot travel in the memfd, so the state records how to
+ * open each again:
+ *   inode: its file handle (open_by_handle_at), or in path mode its
+ *          parent's node id and name; an inode pinned by its O_PATH fd
+ *          (O_TMPFILE, unlinked in path mode) also the old process's fd
+ *          number, reopened through /proc/OLDPID/fd/N (the old process
+ *          lives until the load has answered).
+ *   open:  slot, node id, open(2) flags without O_CREAT/O_EXCL/O_TRUNC,
+ *          and the old fd number. Reopened through /proc/OLDPID/fd/N
+ *          first (works for a file unlinked while open), else through
+ *          the inode; both checked against the inode's (dev, ino). One
+ *          that cannot be reopened is kept as lost: its requests get EIO.
+ *
+ * Format, version 1, native endian (both sides run on the same machine):
+ *   header, then ninodes inode records (each followed by its name and
+ *   handle bytes), then nopens open records.
+ * Another version is refused with -EPROTO (the old server keeps serving).
+ */
+#include "pt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PT_STATE_MAGIC 0x31535450u /* "PTS1" */
+#define PT_STATE_VERSION 1u
+
+#define SI_HASHED 1u
+#define SI_TMPFILE 2u
+#define SI_PINNED 4u
+
+struct pt_state_hdr {
+	uint32_t magic, version;
+	int32_t pid; /* the saving process: /proc/PID/fd */
+	uint32_t handles;
+	uint64_t root_dev, root_ino, next_generation, ninodes, nopens;
+	uint64_t nids; /* the id table's size: every node id is below */
+};
+
+struct pt_state_inode {
+	uint64_t nodeid, generation, dev, ino, nlookup, parent;
+	uint32_t type, flags;
+	int32_t fd; /* old O_PATH fd of a pinned inode, else -1 */
+	int32_t backing_id;
+	uint32_t backing_opens, plain_opens;
+	uint32_t name_len, handle_bytes;
+	int32_t handle_type;
+	uint32_t pad;
+};
+
+struct pt_state_open {
+	uint32_t slot, flags;
+	uint64_t nodeid;
+	int32_t fd; /* in the old process */
+	uint32_t dir;
+};
+
+static double ms_of(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Wall and this thread's CPU time: on a loaded machine they differ. */
+struct pt_clock {
+	double wall, cpu;
+};
+
+static struct pt_clock clock_now(void)
+{
+	return (struct pt_clock){ ms_of(CLOCK_MONOTONIC),
+				  ms_of(CLOCK_THREAD_CPUTIME_ID) };
+}
+
+static int put(FILE *f, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, f) == n ? 0 : -EIO;
+}
+
+/* The load reads the memfd mapped: a cursor, no stdio per field. */
+struct pt_in {
+	const char *p, *end;
+};
+
+static int get(struct pt_in *f, void *p, size_t n)
+{
+	if ((size_t)(f->end - f->p) < n)
+		return -EPROTO;
+	memcpy(p, f->p, n);
+	f->p += n;
+	return 0;
+}
+
+/* A stdio stream on a dup of fd at offset 0 (the caller keeps fd). */
+static FILE *stream(int fd, const char *mode)
+{
+	int d;
+	FILE *f;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return NULL;
+	d = dup(fd);
+	if (d < 0)
+		return NULL;
+	f = fdopen(d, mode);
+	if (!f)
+		close(d);
+	return f;
+}
+
+static int save_inode(FILE *f, const struct pt_inode *in)
+{
+	struct pt_state_inode si = {
+		.nodeid = in->nodeid,
+		.generation = in->generation,
+		.dev = in->dev,
+		.ino = in->ino,
+		.nlookup = in->nlookup,
+		.parent = in->parent ? in->parent->nodeid : 0,
+		.type = in->type,
+		.flags = (in->hashed ? SI_HASHED : 0) |
+			 (in->tmpfile ? SI_TMPFILE : 0) |
+			 (in->pinned ? SI_PINNED : 0),
+		.fd = in->pinned ? in->fd : -1,
+		.backing_id = in->backing_id,
+		.backing_opens = in->backing_opens,
+		.plain_opens = in->plain_opens,
+		.name_len = in->name ? (uint32_t)strlen(in->name) : 0,
+		.handle_bytes = in->handle ? in->handle->handle_bytes : 0,
+		.handle_type = in->handle ? in->handle->handle_type : 0,
+	};
+
+	return put(f, &si, sizeof(si)) ?:
+	       put(f, in->name ? in->name : "", si.name_len) ?:
+	       put(f, in->handle ? in->handle->f_handle : NULL,
+		   si.handle_bytes);
+}
+
+static int save_opens(struct pt_fs *fs, FILE *f)
+{
+	int ret = 0;
+
+	for (uint32_t s = 0; !ret && s < fs->opens_top; s++) {
+		const struct pt_open *o = pt_fh_get(fs, s);
+		struct pt_state_open so;
+
+		if (!o)
+			continue;
+		so = (struct pt_state_open){ .slot = s,
+					     .flags = o->flags,
+					     .nodeid = o->nodeid,
+					     .fd = o->fd,
+					     .dir = o->dir != NULL };
+		ret = put(f, &so, sizeof(so));
+	}
+	return ret;
+}
+
+int32_t pt_state_save(void *inst, int fd, uint32_t *version)
+{
+	struct pt_fs *fs = inst;
+	struct pt_state_hdr h = { .magic = PT_STATE_MAGIC,
+				  .version = PT_STATE_VERSION,
+				  .pid = getpid(),
+				  .handles = fs->handles };
+	struct pt_clock t0 = clock_now(), t1;
+	FILE *f;
+	int ret;
+
+	if (ftruncate(fd, 0) < 0)
+		return -errno;
+	f = stream(fd, "w");
+	if (!f)
+		return -errno;
+	pthread_mutex_lock(&fs->lock);
+	h.root_dev = fs->root.dev;
+	h.root_ino = fs->root.ino;
+	h.next_generation = fs->next_generation;
+	h.nids = fs->nids;
+	for (size_t i = 0; i < fs->nids; i++)
+		h.ninodes += fs->ids[i] && fs->ids[i] != &fs->root;
+	for (uint32_t s = 0; s < fs->opens_top; s++)
+		h.nopens += pt_fh_get(fs, s) != NULL;
+	ret = put(f, &h, sizeof(h));
+	for (size_t i = 0; !ret && i < fs->nids; i++)
+		if (fs->ids[i] && fs->ids[i] != &fs->root)
+			ret = save_inode(f, fs->ids[i]);
+	ret = ret ?: save_opens(fs, f);
+	pthread_mutex_unlock(&fs->lock);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (ret)
+		return ret;
+	*version = PT_STATE_VERSION;
+	/* bench/takeover/pt_state.py reads this line and the load's. */
+	t1 = clock_now();
+	fring_logf(fs->mount, FRING_LOG_INFO,
+		   "passthrough: takeover state saved: %llu inodes, %llu open "
+		   "files, %lld bytes in %.1f ms (%.1f ms CPU)",
+		   (unsigned long long)h.ninodes, (unsigned long long)h.nopens,
+		   (long long)lseek(fd, 0, SEEK_END), t1.wall - t0.wall,
+		   t1.cpu - t0.cpu);
+	return 0;
+}
+
+/* Room for nodeid in the id table (free_ids keeps room for every id). */
+static int ids_reserve(struct pt_fs *fs, uint64_t nodeid)
+{
+	size_t n = fs->nids;
+	struct pt_inode **ids;
+	uint64_t *fr;
+
+	if (nodeid < n)
+		return 0;
+	while (n <= nodeid)
+		n *= 2;
+	ids = realloc(fs->ids, n * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	memset(ids + fs->nids, 0, (n - fs->nids) * sizeof(*ids));
+	fs->ids = ids;
+	fs->nids = n;
+	fr = realloc(fs->free_ids, n * sizeof(*fr));
+	if (!fr)
+		return -ENOMEM;
+	fs->free_ids = fr;
+	fs->free_cap = n;
+	return 0;
+}
+
+static void ids_rebuild_free(struct pt_fs *fs)
+{
+	fs->nfree = 0;
+	for (uint64_t i = fs->nids - 1; i > PT_ROOT_ID; i--)
+		if (!fs->ids[i])
+			fs->free_ids[fs->nfree++] = i;
+}
+
+/* What the second pass needs of one loaded inode. */
+struct pt_loaded {
+	struct pt_inode *in;
+	uint64_t parent;
+	int32_t oldfd; /* pinned: the old process's O_PATH fd */
+};
+
+static int load_inode(struct pt_fs *fs, struct pt_in *f, struct pt_loaded *l)
+{
+	struct pt_state_inode si;
+	struct pt_inode *in;
+
+	if (get(f, &si, sizeof(si)) || si.nodeid <= PT_ROOT_ID ||
+	    si.nodeid > UINT32_MAX || si.name_len > 255 ||
+	    si.handle_bytes > MAX_HANDLE_SZ)
+		return -EPROTO;
+	if (ids_reserve(fs, si.nodeid))
+		return -ENOMEM;
+	if (fs->ids[si.nodeid])
+		return -EPROTO;
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	*in = (struct pt_inode){
+		.nodeid = si.nodeid,
+		.generation = si.generation,
+		.dev = (dev_t)si.dev,
+		.ino = (ino_t)si.ino,
+		.type = si.type,
+		.nlookup = si.nlookup,
+		.fd = -1,
+		.tmpfile = si.flags & SI_TMPFILE,
+		.backing_id = si.backing_id,
+		.backing_opens = si.backing_opens,
+		.plain_opens = si.plain_opens,
+	};
+	fs->ids[si.nodeid] = in; /* the table frees it from here on */
+	*l = (struct pt_loaded){ .in = in,
+				 .parent = si.parent,
+				 .oldfd = si.flags & SI_PINNED ? si.fd : -1 };
+	if (si.name_len) {
+		in->name = calloc(1, si.name_len + 1);
+		if (!in->name)
+			return -ENOMEM;
+		if (get(f, in->name, si.name_len))
+			return -EPROTO;
+	}
+	if (si.handle_bytes) {
+		in->handle = malloc(sizeof(*in->handle) + si.handle_bytes);
+		if (!in->handle)
+			return -ENOMEM;
+		in->handle->handle_bytes = si.handle_bytes;
+		in->handle->handle_type = si.handle_type;
+		if (get(f, in->handle->f_handle, si.handle_bytes))
+			return -EPROTO;
+	}
+	if (si.flags & SI_HASHED) {
+		if (pt_inode_find(fs, in->dev, in->ino))
+			return -EPROTO;
+		pt_inode_hash(fs, in);
+	}
+	return 0;
+}
+
+/* Path-mode parents hold a reference from each child, as in set_path. */
+static int link_parents(struct pt_fs *fs, struct pt_loaded *l, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct pt_inode *p;
+
+		if (!l[i].parent)
+			continue;
+		p = pt_inode_by_id(fs, l[i].parent);
+		if (!p || !l[i].in->name)
+			return -EPROTO;
+		p->refs++;
+		l[i].in->parent = p;
+	}
+	return 0;
+}
+
+/* path, opened with flags, if it is still the file (dev, ino). */
+static int open_checked(const char *path, int flags, const struct stat *want)
+{
+	struct stat st;
+	int fd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_dev != want->st_dev ||
+	    st.st_ino != want->st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* The old process's descriptor oldfd, opened anew with flags. */
+static int open_old(pid_t pid, int oldfd, int flags, const struct pt_inode *in)
+{
+	struct stat want = { .st_dev = in->dev, .st_ino = in->ino };
+	char path[64];
+
+	if (oldfd < 0)
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, oldfd);
+	return open_checked(path, flags, &want);
+}
+
+/* Pinned inodes get their O_PATH fd back; without one they stay
+ * unpinned and an operation on them fails with ESTALE. */
+static void load_pins(struct pt_fs *fs, pid_t pid, struct pt_loaded *l,
+		      uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		int fd, extra;
+
+		if (l[i].oldfd < 0)
+			continue;
+		fd = open_old(pid, l[i].oldfd, O_PATH, l[i].in);
+		if (fd < 0)
+			continue;
+		pthread_mutex_lock(&fs->lock);
+		extra = pt_cache_pin_locked(fs, l[i].in, fd);
+		pthread_mutex_unlock(&fs->lock);
+		if (extra >= 0)
+			close(extra);
+	}
+}
+
+/* One open file or directory, reopened; fd -1 keeps it as lost. */
+static int load_open(struct pt_fs *fs, pid_t pid,
+		     const struct pt_state_open *so, uint32_t *lost)
+{
+	struct pt_inode *in;
+	struct pt_dir *d = NULL;
+	struct pt_ref ref;
+	char proc[32];
+	int fd = -1, err;
+
+	pthread_mutex_lock(&fs->lock);
+	in = pt_inode_by_id(fs, so->nodeid);
+	pthread_mutex_unlock(&fs->lock);
+	if (!in)
+		return -EPROTO;
+	fd = open_old(pid, so->fd, (int)so->flags, in);
+	if (fd < 0 && !pt_ref_get_inode(fs, in, &ref)) {
+		struct stat want = { .st_dev = in->dev, .st_ino = in->ino };
+
+		pt_proc_path(proc, ref.fd);
+		fd = open_checked(proc, (int)so->flags, &want);
+		pt_ref_put(fs, &ref);
+	}
+	if (fd >= 0 && so->dir && !(d = pt_dir_adopt(fs, fd))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		fd = -1;
+		(*lost)++;
+	}
+	pthread_mutex_lock(&fs->lock);
+	err = pt_fh_put_locked(fs, so->slot, fd, so->flags, so->nodeid, d);
+	pthread_mutex_unlock(&fs->lock);
+	return err;
+}
+
+static int load_all(struct pt_fs *fs, struct pt_in *f,
+		    const struct pt_state_hdr *h)
+{
+	struct pt_loaded *l = calloc(h->ninodes ? h->ninodes : 1, sizeof(*l));
+	uint32_t lost = 0;
+	int ret = l ? 0 : -ENOMEM;
+
+	pthread_mutex_lock(&fs->lock);
+	/* Sized once: growing them inode by inode rehashed and copied the
+	 * tables a dozen times over. */
+	if (!ret && h->nids > PT_ROOT_ID + 1 && h->nids <= (1ull << 32))
+		ret = ids_reserve(fs, h->nids - 1);
+	ret = ret ?: pt_table_reserve(fs, h->ninodes);
+	for (uint64_t i = 0; !ret && i < h->ninodes; i++)
+		ret = load_inode(fs, f, &l[i]);
+	ret = ret ?: link_parents(fs, l, h->ninodes);
+	fs->next_generation = h->next_generation;
+	ids_rebuild_free(fs);
+	pthread_mutex_unlock(&fs->lock);
+	if (!ret)
+		load_pins(fs, h->pid, l, h->ninodes);
+	free(l);
+	for (uint64_t i = 0; !ret && i < h->nopens; i++) {
+		struct pt_state_open so;
+
+		ret = get(f, &so, sizeof(so))
+			      ?: load_open(fs, h->pid, &so, &lost);
+	}
+	pthread_mutex_lock(&fs->lock);
+	ret = ret ?: pt_fh_rebuild_free_locked(fs);
+	pthread_mutex_unlock(&fs->lock);
+	if (lost)
+		fring_logf(
+			fs->mount, FRING_LOG_WARN,
+			"passthrough: takeover: %u of %llu open files could "
+			"not be reopened; their reads and writes fail with EIO",
+			lost, (unsigned long long)h->nopens);
+	return ret;
+}
+
+int32_t pt_state_load(void *inst, int fd, uint32_t version)
+{
+	struct pt_fs *fs = inst;
+	struct pt_state_hdr h;
+	struct pt_clock t0 = clock_now(), t1;
+	struct pt_in in, *f = &in;
+	struct stat st;
+	void *map;
+	int ret;
+
+	if (version != PT_STATE_VERSION) {
+		fring_logf(fs->mount, FRING_LOG_ERROR,
+			   "passthrough: takeover state version %u, this "
+			   "passthrough reads version %u only",
+			   version, PT_STATE_VERSION);
+		return -EPROTO;
+	}
+	if (fstat(fd, &st))
+		return -errno;
+	map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ,
+				MAP_PRIVATE, fd, 0)
+			 : MAP_FAILED;
+	if (map == MAP_FAILED)
+		return st.st_size ? -errno : -EPROTO;
+	in = (struct pt_in){ map, (const char *)map + st.st_size };
+	ret = get(f, &h, sizeof(h));
+	if (!ret && (h.magic != PT_STATE_MAGIC || h.version != version))
+		ret = -EPROTO;
+	if (!ret &&
+	    (h.root_dev != fs->root.dev || h.root_ino != fs->root.ino)) {
+		fring_logf(fs->mount, FRING_LOG_ERROR,
+			   "passthrough: takeover state is of another source "
+			   "directory than %s",
+			   fs->source);
+		ret = -EINVAL;
+	}
+	if (!ret && h.handles && !fs->handles) {
+		fring_logf(fs->mount, FRING_LOG_ERROR,
+			   "passthrough: takeover state names inodes by file "
+			   "handle, which this instance cannot open (handles: "
+			   "false, or no CAP_DAC_READ_SEARCH)");
+		ret = -EOPNOTSUPP;
+	}
+	if (!ret && (fs->ninodes != 1 || fs->opens_top))
+		ret = -EBUSY; /* not a fresh instance */
+	ret = ret ?: load_all(fs, f, &h);
+	munmap(map, (size_t)st.st_size);
+	if (ret)
+		fring_logf(fs->mount, FRING_LOG_ERROR,
+			   "passthrough: cannot read the takeover state: %s",
+			   strerror(-ret));
+	if (ret)
+		return ret;
+	t1 = clock_now();
+	fring_logf(fs->mount, FRING_LOG_INFO,
+		   "passthrough: took over %llu inodes and %llu open files in "
+		   "%.1f ms (%.1f ms CPU)",
+		   (unsigned long long)h.ninodes, (unsigned long long)h.nopens,
+		   t1.wall - t0.wall, t1.cpu - t0.cpu);
+	return 0;
+}
