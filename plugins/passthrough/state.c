@@ -84,6 +84,8 @@ static struct pt_clock clock_now(void)
 
 static int put(FILE *f, const void *p, size_t n)
 {
+	if (!n)
+		return 0; /* p may be NULL: an empty name or handle */
 	return fwrite(p, 1, n, f) == n ? 0 : -EIO;
 }
 
