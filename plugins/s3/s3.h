@@ -190,6 +190,10 @@ struct s3_node *s3_node_find(struct s3_meta *m, const char *path);
 struct s3_node *s3_node_make(struct s3_meta *m, const char *path);
 /* n takes path (rename); a node that had it keeps only its id. */
 int s3_node_move(struct s3_meta *m, struct s3_node *n, const char *path);
+/* The files of directory dir being written (not in S3 until their
+ * close, an empty one until its release): *inos malloc'ed. */
+int s3_node_writing(struct s3_meta *m, const char *dir, uint64_t **inos,
+		    size_t *count);
 void s3_node_set(struct s3_node *n, bool dir, uint64_t size, int64_t mtime,
 		 uint64_t now_ns);
 bool s3_node_fresh(const struct s3_fs *fs, const struct s3_node *n,
