@@ -9,7 +9,7 @@ object curl reads back from the bucket (and its ETag's part count), then
 read back whole through a fresh mount.
 
 The large file is 5 GiB (S3's largest single PUT, 640 parts), what CI
-runs: about 2 min 10 s here (tests/README.md). FRING_S3_LARGE sets
+runs: 1.5-2 min here (tests/README.md). FRING_S3_LARGE sets
 another size for a quicker run by hand (768MiB, 100m, 5000000: bytes
 without a unit). The gateway's memstore (RAM) is sized for it. Each
 phase's time is printed (pytest -s)."""
