@@ -22,7 +22,7 @@ SUMMARY = os.path.join(BENCH, "RESULTS.md")
 # the JSON each benchmark writes -> (benchmark, its report)
 SCRIPTS = {"results.json": ("run", "RESULTS.md"), "bufpool.json": ("bufpool", "BUFPOOL.md"),
            "zerocopy.json": ("zerocopy", "ZEROCOPY.md"),
-           "bindings.json": ("bindings", "BINDINGS.md")}
+           "bindings.json": ("bindings", "BINDINGS.md"), "s3.json": ("s3", "S3.md")}
 
 
 def runs(root=RESULTS):
@@ -141,10 +141,28 @@ def bindings_headline(r):
     return L
 
 
+def s3_headline(r):
+    d = r["data"]
+    names = [t["name"] for t in d["targets"]]
+    L = ["plugins/s3 (`fring-s3`) against s3fs and rclone mount on one Ceph gateway, "
+         "medians of %d rounds:" % d["rounds"], "",
+         "| job | %s | fring / s3fs | fring / rclone |" % " | ".join(names),
+         "|---|" + "---:|" * (len(names) + 2)]
+    for job in d["jobs"]:
+        s = d["summary"][job["id"]]
+        med = {t: s.get(t, {}).get("median") for t in names}
+        L.append("| %s %s (%s) | %s | %s | %s |" % (
+            job["id"], job["title"], job["unit"], " | ".join(fmt(med[t]) for t in names),
+            ratio(med.get("fring-s3"), med.get("s3fs")),
+            ratio(med.get("fring-s3"), med.get("rclone"))))
+    return L
+
+
 HEADLINES = {"run": ("bench/run", run_headline),
              "zerocopy": ("bench/zerocopy", zerocopy_headline),
              "bufpool": ("bench/bufpool", bufpool_headline),
-             "bindings": ("bench/bindings", bindings_headline)}
+             "bindings": ("bench/bindings", bindings_headline),
+             "s3": ("bench/s3", s3_headline)}
 
 
 def render(root=RESULTS):

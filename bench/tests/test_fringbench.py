@@ -115,7 +115,7 @@ def test_markdown_links_resolve(path):
             assert os.path.exists(os.path.join(os.path.dirname(path), target)), target
 
 
-@pytest.mark.parametrize("script", ["run", "bufpool", "zerocopy", "bindings"])
+@pytest.mark.parametrize("script", ["run", "bufpool", "zerocopy", "bindings", "s3"])
 def test_script_help(script):
     r = subprocess.run([sys.executable, os.path.join(BENCH, script), "--help"],
                        capture_output=True, text=True, timeout=60)

@@ -3,6 +3,8 @@
  * s3: serves an S3 bucket (or a prefix of it). Shared declarations.
  *
  * s3_http.c    one signed request (curl, SigV4), retries with backoff
+ * s3_error.c   an S3 error answer: errno, retry or not, logged once
+ * s3_text.c    text helpers: buffer, %-encoding, query string, dates
  * s3_list.c    ListObjectsV2 with delimiter, every page, XML parsed
  * s3_meta.c    the inode table: key <-> node id, attributes with a TTL
  * s3_work.c    the worker threads that do all network I/O
@@ -23,6 +25,8 @@
 #include <curl/curl.h>
 
 #include <fring/plugin-helpers.h>
+
+#include "s3_text.h"
 
 #define S3_ROOT 1 /* FUSE_ROOT_ID */
 
@@ -52,11 +56,6 @@ struct s3_cfg {
 	uint64_t entry_timeout_ns;
 	uint32_t uid, gid;
 	uint32_t file_mode, dir_mode;
-};
-
-struct s3_buf {
-	char *p;
-	size_t len, cap;
 };
 
 /* One node: a key (file) or a key prefix (directory), relative to
@@ -146,14 +145,17 @@ void s3_resp_free(struct s3_resp *resp);
 int s3_http_setup(struct s3_fs *fs);
 void s3_http_teardown(struct s3_fs *fs);
 
-/* Canonical query string (SigV4): pairs sorted by key, %-encoded.
- * kv: key, value, key, value, ..., NULL. Returns malloc'ed. */
-char *s3_query(const char *const *kv);
-/* %-encode s keeping unreserved characters (and '/' if keep_slash). */
-char *s3_uri_encode(const char *s, size_t n, bool keep_slash);
-int s3_buf_add(struct s3_buf *b, const void *p, size_t n);
-int64_t s3_parse_http_date(const char *s);
-int64_t s3_parse_iso_date(const char *s);
+/* ---- s3_error.c ---- */
+
+/* resp->code from an error body's <Code>. */
+void s3_error_code(struct s3_resp *r);
+/* The errno of a non-2xx answer; *kind: its S3_ERR_* kind. */
+int s3_status_errno(const struct s3_resp *r, int *kind);
+bool s3_retryable(const struct s3_resp *r);
+/* Log a failure once per kind per mount (not-found and quiet calls:
+ * never); curl_err: a network failure's reason, else NULL. */
+void s3_log_once(struct s3_fs *fs, int kind, const struct s3_call *call,
+		 const struct s3_resp *r, const char *curl_err, int err);
 
 /* ---- s3_list.c ---- */
 
@@ -188,6 +190,10 @@ struct s3_node *s3_node_find(struct s3_meta *m, const char *path);
 struct s3_node *s3_node_make(struct s3_meta *m, const char *path);
 /* n takes path (rename); a node that had it keeps only its id. */
 int s3_node_move(struct s3_meta *m, struct s3_node *n, const char *path);
+/* The files of directory dir being written (not in S3 until their
+ * close, an empty one until its release): *inos malloc'ed. */
+int s3_node_writing(struct s3_meta *m, const char *dir, uint64_t **inos,
+		    size_t *count);
 void s3_node_set(struct s3_node *n, bool dir, uint64_t size, int64_t mtime,
 		 uint64_t now_ns);
 bool s3_node_fresh(const struct s3_fs *fs, const struct s3_node *n,

@@ -6,121 +6,20 @@
  * curl 7.88 signs as given but does not add itself) and the query string
  * must already be canonical (s3_query): curl signs it as written.
  *
- * Retried with exponential backoff: network errors, 5xx and SlowDown.
- * Each kind of failure is logged once per mount, with its request id.
+ * Retried with exponential backoff: network errors, 5xx and SlowDown
+ * (s3_error.c says which, maps the answer to an errno and logs it).
+ * Also the mount's signing set-up: credentials, region, the bucket URL.
  */
 #include "s3.h"
 
-#include <ctype.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000
-
-int s3_buf_add(struct s3_buf *b, const void *p, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *q;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		q = realloc(b->p, cap);
-		if (!q)
-			return -ENOMEM;
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-char *s3_uri_encode(const char *s, size_t n, bool keep_slash)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = malloc(n * 3 + 1), *o = out;
-	size_t i;
-
-	if (!out)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (isalnum(ch) || ch == '-' || ch == '_' || ch == '.' ||
-		    ch == '~' || (keep_slash && ch == '/')) {
-			*o++ = (char)ch;
-		} else {
-			*o++ = '%';
-			*o++ = hex[ch >> 4];
-			*o++ = hex[ch & 15];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-struct qpair {
-	const char *k, *v;
-};
-
-static int qpair_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct qpair *)a)->k,
-		      ((const struct qpair *)b)->k);
-}
-
-char *s3_query(const char *const *kv)
-{
-	struct qpair pairs[16];
-	struct s3_buf b = { 0 };
-	size_t n = 0, i;
-
-	while (kv[2 * n] && n < 16) {
-		pairs[n].k = kv[2 * n];
-		pairs[n].v = kv[2 * n + 1];
-		n++;
-	}
-	qsort(pairs, n, sizeof(pairs[0]), qpair_cmp);
-	if (s3_buf_add(&b, "", 0))
-		return NULL;
-	for (i = 0; i < n; i++) {
-		char *k = s3_uri_encode(pairs[i].k, strlen(pairs[i].k), false);
-		char *v = s3_uri_encode(pairs[i].v, strlen(pairs[i].v), false);
-		int err = !k || !v;
-
-		err = err || (i && s3_buf_add(&b, "&", 1)) ||
-		      s3_buf_add(&b, k, strlen(k)) || s3_buf_add(&b, "=", 1) ||
-		      s3_buf_add(&b, v, strlen(v));
-		free(k);
-		free(v);
-		if (err) {
-			free(b.p);
-			return NULL;
-		}
-	}
-	return b.p;
-}
-
-int64_t s3_parse_http_date(const char *s)
-{
-	time_t t = curl_getdate(s, NULL);
-
-	return t < 0 ? 0 : (int64_t)t;
-}
-
-int64_t s3_parse_iso_date(const char *s)
-{
-	struct tm tm = { 0 };
-
-	if (!strptime(s, "%Y-%m-%dT%H:%M:%S", &tm))
-		return 0;
-	return (int64_t)timegm(&tm);
-}
 
 int s3_http_global_init(void)
 {
@@ -259,81 +158,6 @@ static char *call_url(struct s3_fs *fs, const struct s3_call *call)
 	return b.p;
 }
 
-/* The S3 error code of an error body: <Code>X</Code>. */
-static void error_code(struct s3_resp *r)
-{
-	const char *s, *e;
-	size_t n;
-
-	if (!r->body.p || !(s = strstr(r->body.p, "<Code>")))
-		return;
-	s += 6;
-	e = strstr(s, "</Code>");
-	if (!e)
-		return;
-	n = (size_t)(e - s) < sizeof(r->code) - 1 ? (size_t)(e - s)
-						  : sizeof(r->code) - 1;
-	memcpy(r->code, s, n);
-	r->code[n] = '\0';
-}
-
-static int status_errno(const struct s3_resp *r, int *kind)
-{
-	const char *c = r->code;
-
-	if (!strcmp(c, "SlowDown") || r->status == 429) {
-		*kind = S3_ERR_THROTTLED;
-		return -EAGAIN;
-	}
-	switch (r->status) {
-	case 404: *kind = S3_ERR_NOT_FOUND; return -ENOENT;
-	case 401:
-	case 403: *kind = S3_ERR_DENIED; return -EACCES;
-	case 400:
-		*kind = S3_ERR_OTHER;
-		return !strcmp(c, "EntityTooLarge") ? -EFBIG : -EINVAL;
-	case 409:
-		*kind = S3_ERR_OTHER;
-		return !strcmp(c, "BucketNotEmpty") ? -ENOTEMPTY : -EBUSY;
-	case 412: *kind = S3_ERR_OTHER; return -EAGAIN;
-	case 416: *kind = S3_ERR_OTHER; return -EINVAL;
-	}
-	*kind = r->status >= 500 ? S3_ERR_SERVER : S3_ERR_OTHER;
-	return -EIO;
-}
-
-static bool retryable(const struct s3_resp *r)
-{
-	return r->status >= 500 || r->status == 429 ||
-	       !strcmp(r->code, "SlowDown");
-}
-
-static void log_once(struct s3_fs *fs, int kind, const struct s3_call *call,
-		     const struct s3_resp *r, const char *curl_err, int err)
-{
-	uint32_t bit = 1u << kind;
-
-	/* Not-found is an answer, not a fault: never logged. */
-	if (kind == S3_ERR_NOT_FOUND || call->quiet ||
-	    atomic_fetch_or((_Atomic uint32_t *)&fs->logged_kinds, bit) & bit)
-		return;
-	if (curl_err)
-		fring_logf(fs->mount, FRING_LOG_ERROR,
-			   "s3: %s %s%s: %s (%s; logged once per kind)",
-			   call->method, fs->cfg.prefix,
-			   call->key ? call->key : "", curl_err,
-			   strerror(-err));
-	else
-		fring_logf(
-			fs->mount, FRING_LOG_ERROR,
-			"s3: %s %s%s: HTTP %ld %s, request id %s (%s; logged "
-			"once per kind)",
-			call->method, fs->cfg.prefix,
-			call->key ? call->key : "", r->status,
-			*r->code ? r->code : "-",
-			*r->request_id ? r->request_id : "-", strerror(-err));
-}
-
 static struct curl_slist *call_headers(struct s3_fs *fs,
 				       const struct s3_call *call)
 {
@@ -462,9 +286,9 @@ int s3_http(struct s3_fs *fs, CURL *c, const struct s3_call *call,
 			err = -EIO;
 			break;
 		} else {
-			error_code(resp);
-			err = status_errno(resp, &kind);
-			if (!retryable(resp))
+			s3_error_code(resp);
+			err = s3_status_errno(resp, &kind);
+			if (!s3_retryable(resp))
 				break;
 		}
 		if (attempt >= fs->cfg.retries)
@@ -477,7 +301,7 @@ int s3_http(struct s3_fs *fs, CURL *c, const struct s3_call *call,
 		usleep((useconds_t)(ms * 1000));
 	}
 	if (err)
-		log_once(fs, kind, call, resp, curl_err, err);
+		s3_log_once(fs, kind, call, resp, curl_err, err);
 	curl_slist_free_all(hdrs);
 	free(url);
 	return err;

@@ -252,3 +252,44 @@ int s3_node_move(struct s3_meta *m, struct s3_node *n, const char *path)
 	m->by_path[h] = n;
 	return 0;
 }
+
+/* Whether n lies directly in directory dir ("" is the root). */
+static bool in_dir(const struct s3_node *n, const char *dir)
+{
+	const char *slash = strrchr(n->path, '/');
+	size_t len = slash ? (size_t)(slash - n->path) : 0;
+
+	return *n->path && len == strlen(dir) && !strncmp(n->path, dir, len);
+}
+
+int s3_node_writing(struct s3_meta *m, const char *dir, uint64_t **inos,
+		    size_t *count)
+{
+	size_t i, n = 0, cap = 0;
+	uint64_t *out = NULL;
+
+	/* Every node is looked at: an opendir already costs a listing. */
+	for (i = 0; i < m->buckets; i++) {
+		const struct s3_node *p;
+
+		for (p = m->by_id[i]; p; p = p->id_next) {
+			if (!p->writers || !in_dir(p, dir))
+				continue;
+			if (n == cap) {
+				uint64_t *q;
+
+				cap = cap ? 2 * cap : 8;
+				q = realloc(out, cap * sizeof(*out));
+				if (!q) {
+					free(out);
+					return -ENOMEM;
+				}
+				out = q;
+			}
+			out[n++] = p->ino;
+		}
+	}
+	*inos = out;
+	*count = n;
+	return 0;
+}

@@ -9,6 +9,7 @@
 #include "s3.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define COOKIE_DOT 1
 #define COOKIE_DOTDOT 2
@@ -240,17 +241,67 @@ static int snapshot(struct s3_fs *fs, const char *path, struct s3_listing *l,
 	return err;
 }
 
+/* The files that were being written when the listing began and that it
+ * does not have (not uploaded yet, or only after it was taken) join the
+ * snapshot, as a local filesystem lists a file from its creat(2) on. */
+static int add_writing(struct s3_fs *fs, const uint64_t *inos, size_t count,
+		       struct dir_handle *h)
+{
+	size_t i, k, listed = h->n;
+	struct dir_item *items;
+	int err = 0;
+
+	if (!count)
+		return 0;
+	items = realloc(h->items, (h->n + count) * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	h->items = items;
+	pthread_mutex_lock(&fs->meta.lock);
+	for (i = 0; i < count && !err; i++) {
+		struct s3_node *n = s3_node_get(&fs->meta, inos[i]);
+		const char *slash;
+
+		for (k = 0; n && k < listed && items[k].ino != inos[i]; k++)
+			;
+		if (!n || k < listed)
+			continue;
+		slash = strrchr(n->path, '/');
+		items[h->n].ino = n->ino;
+		items[h->n].dir = false;
+		items[h->n].name = strdup(slash ? slash + 1 : n->path);
+		if (!items[h->n].name)
+			err = -ENOMEM;
+		else
+			h->n++;
+	}
+	pthread_mutex_unlock(&fs->meta.lock);
+	return err;
+}
+
 static void opendir_job(struct s3_fs *fs, CURL *c, void *arg)
 {
 	struct name_job *j = arg;
 	struct s3_listing l = { 0 };
 	struct dir_handle *h = calloc(1, sizeof(*h));
-	int err = h ? s3_list_dir(fs, c, j->path, 0, &l) : -ENOMEM;
+	uint64_t *writing = NULL;
+	size_t nwriting = 0;
+	int err = h ? 0 : -ENOMEM;
 
+	if (!err) {
+		pthread_mutex_lock(&fs->meta.lock);
+		err = s3_node_writing(&fs->meta, j->path, &writing, &nwriting);
+		pthread_mutex_unlock(&fs->meta.lock);
+	}
+	if (!err)
+		err = s3_list_dir(fs, c, j->path, 0, &l);
 	if (!err) {
 		h->ino = j->ino;
 		err = snapshot(fs, j->path, &l, h);
 	}
+	if (!err)
+		err = add_writing(fs, writing, nwriting, h);
+	free(writing);
 	s3_listing_free(&l);
 	if (err) {
 		dir_handle_free(h);

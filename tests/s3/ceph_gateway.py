@@ -324,10 +324,13 @@ class Gateway:
         except OSError:
             return False
 
-    def request(self, method, path, data=None, headers=(), out=None):
-        """One SigV4-signed request by curl; (status, body bytes)."""
+    def curl_cmd(self, method, path, data=None, headers=(), out=None,
+                 max_time=60):
+        """The curl command line of one SigV4-signed request (data, if
+        any, goes to its stdin); it prints the body, then a line with the
+        HTTP status."""
         cmd = ["curl", "-sS", "-o", out or "-", "-w", "\n%{http_code}",
-               "--max-time", "60", "-X", method,
+               "--max-time", str(max_time), "-X", method,
                "--aws-sigv4", "aws:amz:%s:s3" % self.region,
                "--user", "%s:%s" % (self.access_key, self.secret_key)]
         # S3 wants the payload's hash signed in; curl 7.88 leaves it out.
@@ -340,6 +343,11 @@ class Gateway:
         if method == "PUT" and data is None:
             cmd += ["-H", "Content-Length: 0"]
         cmd.append(self.endpoint + canonical(path))
+        return cmd
+
+    def request(self, method, path, data=None, headers=(), out=None):
+        """One SigV4-signed request by curl; (status, body bytes)."""
+        cmd = self.curl_cmd(method, path, data, headers, out)
         p = subprocess.run(cmd, input=data, capture_output=True, timeout=90)
         body, _, code = p.stdout.rpartition(b"\n")
         return int(code or 0), body

@@ -24,8 +24,14 @@ def fring_env(extra=None):
 
 
 def mount_args(gw, mp, options=(), transport=None):
-    args = [FRING, "mount", "s3", mp, "-o", "bucket=" + gw.bucket,
-            "-o", "endpoint=" + gw.endpoint, "-o", "region=" + gw.region]
+    """The gateway's bucket, endpoint and region unless options name
+    their own."""
+    given = {k for k, _ in options}
+    args = [FRING, "mount", "s3", mp]
+    for k, v in (("bucket", gw.bucket), ("endpoint", gw.endpoint),
+                 ("region", gw.region)):
+        if k not in given:
+            args += ["-o", "%s=%s" % (k, v)]
     if transport:
         args += ["-t", transport]
     for k, v in options:

@@ -4,7 +4,8 @@ over io_uring and /dev/fuse. Objects are put and read back by the test's
 own SigV4 client (curl, gateway.request), the mount is fring's: sizes,
 bytes (SHA-256), ranged reads across RGW's 4 MiB stripe, a listing of
 1,500 keys (two pages and a half), ENOENT for a missing key, a wrong
-secret key refusing the mount with one line, readonly=true's EROFS."""
+secret key, an unknown access key, a missing bucket and no credentials
+at all refusing the mount with one line, readonly=true's EROFS."""
 import concurrent.futures
 import errno
 import hashlib
@@ -40,25 +41,6 @@ def objects(gateway):
     for k, v in data.items():
         put(gateway, k, v)
     return data
-
-
-@pytest.fixture
-def mounted(gateway):
-    made = []
-
-    def start(options=(), transport=None, env=None):
-        m = S3Mount(gateway, options, transport, env)
-        made.append(m)
-        return m.wait_ready()
-
-    yield start
-    bad = []
-    for m in made:
-        rc = m.stop()
-        if rc != 0:
-            bad.append("exit %s after SIGTERM:\n%s" % (rc, m.log()))
-        m.cleanup()
-    assert not bad, "\n".join(bad)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -134,23 +116,42 @@ def test_missing_key_enoent(gateway, objects, mounted, transport):
         os.stat(m.path("r/one/x"))
 
 
-def test_wrong_secret_refuses_mount(gateway):
-    """Checked at mount: one line naming the S3 error, nothing mounted,
-    the secret in no line."""
-    secret = "wrong" + "x" * 35
+WRONG_SECRET = "wrong" + "x" * 35
+
+
+@pytest.mark.parametrize("case", ["wrong_secret", "unknown_key",
+                                  "no_bucket", "no_creds"])
+def test_bad_credentials_refuse_mount(gateway, tmp_path, case):
+    """Checked at mount: a wrong secret key, an access key the gateway
+    does not know, a bucket it does not have, no credentials anywhere (no
+    options, no AWS_*, a HOME without ~/.aws): one line saying which,
+    nothing mounted, no secret in any line."""
     env = {"AWS_ACCESS_KEY_ID": gateway.access_key,
-           "AWS_SECRET_ACCESS_KEY": secret}
-    m = S3Mount(gateway, env=env)
+           "AWS_SECRET_ACCESS_KEY": gateway.secret_key}
+    options, want = [], {
+        "wrong_secret": ("SignatureDoesNotMatch", "Permission denied"),
+        "unknown_key": ("InvalidAccessKeyId", "Permission denied"),
+        "no_bucket": ("NoSuchBucket", "no such bucket"),
+        "no_creds": ("no credentials", "AWS_ACCESS_KEY_ID")}[case]
+    if case == "wrong_secret":
+        env["AWS_SECRET_ACCESS_KEY"] = WRONG_SECRET
+    elif case == "unknown_key":
+        env["AWS_ACCESS_KEY_ID"] = "NOSUCHKEY0123456789X"
+    elif case == "no_bucket":
+        options = [("bucket", "fring-no-such-bucket")]
+    else:   # set empty: the test's own environment may have them
+        env = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}
+    env["HOME"] = str(tmp_path)
+    env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "none")
+    m = S3Mount(gateway, options=options, env=env)
     try:
         rc = m.proc.wait(30)
         log = m.log()
         assert rc != 0, log
         assert not os.path.ismount(m.mp)
         lines = [l for l in log.splitlines() if "s3:" in l]
-        assert len(lines) == 1, log
-        assert "SignatureDoesNotMatch" in lines[0] and \
-            "Permission denied" in lines[0], lines
-        assert secret not in log and gateway.secret_key not in log
+        assert len(lines) == 1 and all(w in lines[0] for w in want), log
+        assert WRONG_SECRET not in log and gateway.secret_key not in log
     finally:
         m.cleanup()
 

@@ -6,13 +6,19 @@ gateway.request) from the bucket, never through the mount: new files of
 past it, a 1-byte last part) with their SHA-256, an overwrite through
 O_TRUNC, random writes and appends into an object refused (EOPNOTSUPP)
 with the object kept, unlink, mkdir's marker and rmdir (ENOTEMPTY while a
-key is under it), rename of a file (copy + delete) and of a directory
-(EXDEV), and a writer killed mid-file (what it wrote becomes the object,
-plugins/s3/README.md)."""
+key is under it), rename of a file (copy + delete), over another file,
+across directories, RENAME_NOREPLACE, and of a directory (EXDEV), the
+POSIX errors of tests/conformance that S3 semantics allow (EEXIST,
+ENOTDIR, EISDIR, ENOENT, the bucket left unchanged), scandir's types and
+stat of new entries, and a writer killed mid-file (what it wrote becomes
+the object, plugins/s3/README.md)."""
+import ctypes
 import errno
 import hashlib
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -43,6 +49,14 @@ def get(gw, key):
 def put(gw, key, data):
     st, body = gw.request("PUT", "/%s/%s" % (gw.bucket, key), data=data)
     assert st == 200, (key, st, body[-300:])
+
+
+def keys(gw, prefix):
+    """Every key under prefix (one page: the tests make few)."""
+    st, body = gw.request("GET", "/%s?list-type=2&prefix=%s"
+                          % (gw.bucket, prefix))
+    assert st == 200, body[-300:]
+    return re.findall(r"<Key>([^<]*)</Key>", body.decode())
 
 
 @pytest.fixture(params=TRANSPORTS)
@@ -138,6 +152,84 @@ def test_rename(mnt, gateway):
     with pytest.raises(OSError) as e:
         os.rename(m.path("d1"), m.path("d2"))
     assert e.value.errno == errno.EXDEV
+
+
+def test_rename_over_across_noreplace(mnt, gateway):
+    m, prefix = mnt
+    put(gateway, prefix + "a", b"A" * 10)
+    put(gateway, prefix + "b", b"B" * 20)
+    os.mkdir(m.path("sub"))
+    os.rename(m.path("a"), m.path("b"))         # over an existing file
+    assert get(gateway, prefix + "a") is None
+    assert get(gateway, prefix + "b") == b"A" * 10
+    assert os.stat(m.path("b")).st_size == 10
+    os.rename(m.path("b"), m.path("sub", "c"))  # across directories
+    assert get(gateway, prefix + "b") is None
+    assert get(gateway, prefix + "sub/c") == b"A" * 10
+    with open(m.path("sub", "c"), "rb") as f:
+        assert f.read() == b"A" * 10
+    assert os.listdir(m.path("sub")) == ["c"]
+    put(gateway, prefix + "d", b"D")
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, noreplace = -100, 1
+    rc = libc.renameat2(at_fdcwd, m.path("d").encode(), at_fdcwd,
+                        m.path("sub", "c").encode(), noreplace)
+    assert rc == -1 and ctypes.get_errno() == errno.EEXIST
+    assert get(gateway, prefix + "d") == b"D"
+    assert get(gateway, prefix + "sub/c") == b"A" * 10
+
+
+def test_posix_errors_leave_the_bucket(mnt, gateway):
+    """The answers tests/conformance checks on tmpfs that S3 semantics
+    allow; none of these calls changes a key."""
+    m, prefix = mnt
+    with open(m.path("f"), "wb") as f:
+        f.write(b"1")
+    os.mkdir(m.path("d"))
+    p = m.path
+    cases = [
+        (lambda: os.open(p("f"), os.O_WRONLY | os.O_CREAT | os.O_EXCL),
+         errno.EEXIST),
+        (lambda: os.open(p("d"), os.O_WRONLY | os.O_CREAT | os.O_EXCL),
+         errno.EEXIST),
+        (lambda: os.mkdir(p("d")), errno.EEXIST),
+        (lambda: os.mkdir(p("f")), errno.EEXIST),
+        (lambda: os.rmdir(p("f")), errno.ENOTDIR),
+        (lambda: os.unlink(p("d")), errno.EISDIR),     # Linux (POSIX: EPERM)
+        (lambda: os.rmdir(p("nope")), errno.ENOENT),
+        (lambda: os.unlink(p("nope")), errno.ENOENT),
+        (lambda: open(p("nope", "x"), "wb"), errno.ENOENT),
+        (lambda: os.mkdir(p("nope", "x")), errno.ENOENT),
+        (lambda: open(p("f", "x"), "wb"), errno.ENOTDIR),
+        (lambda: os.open(p("f"), os.O_RDONLY | os.O_DIRECTORY),
+         errno.ENOTDIR),
+        (lambda: open(p("d"), "wb"), errno.EISDIR),
+        (lambda: os.rename(p("f"), p("d")), errno.EISDIR),
+        (lambda: os.rename(p("nope"), p("x")), errno.ENOENT),
+    ]
+    for i, (fn, want) in enumerate(cases):
+        with pytest.raises(OSError) as e:
+            fn()
+        assert e.value.errno == want, (i, e.value)
+    assert keys(gateway, prefix) == [prefix + "d/", prefix + "f"]
+    assert get(gateway, prefix + "f") == b"1"
+
+
+def test_new_entries_listed_and_stat(mnt, gateway):
+    m, prefix = mnt
+    os.makedirs(m.path("x", "y"))
+    with open(m.path("x", "y", "z"), "wb") as f:
+        f.write(b"zz")
+    open(m.path("x", "top"), "wb").close()
+    with os.scandir(m.path("x")) as it:
+        got = {e.name: (e.is_dir(), e.is_file()) for e in it}
+    assert got == {"y": (True, False), "top": (False, True)}
+    st = os.stat(m.path("x", "y", "z"))
+    assert stat.S_ISREG(st.st_mode) and st.st_size == 2
+    assert stat.S_ISDIR(os.stat(m.path("x", "y")).st_mode)
+    assert os.stat(m.path("x", "top")).st_size == 0
+    assert keys(gateway, prefix) == [prefix + k for k in
+                                     ("x/", "x/top", "x/y/", "x/y/z")]
 
 
 WRITER = r"""
