@@ -36,10 +36,14 @@
 #define SHM_VERSION 1u
 #define SHM_HDR_SZ 4096u
 #define SLOT_ALIGN (2ull << 20)
-/* Where the first generation asks for its regions: far from the heap,
- * the libraries and the stacks, so that the new process, exec'd with a
- * fresh randomized layout, finds the range free. */
-#define SHM_HINT 0x3e0000000000ull
+/* Where the first generation asks for its regions: below where the
+ * kernel puts mmap(NULL) mappings (mmap_base is within 1 TiB of the top
+ * with the default 28 random bits), above the heap and the binary, so
+ * that the new process, exec'd with a fresh randomized layout, finds the
+ * range free; and inside what ASan and TSan take for application memory
+ * (TSan aborts on a mapping at 0x3e0000000000, in its shadow). Further
+ * tries go down. */
+#define SHM_HINT 0x7e9000000000ull
 #define SHM_HINT_TRIES 16
 
 struct shm_hdr {
@@ -102,7 +106,7 @@ int uring_shm_create(struct fring_uring *u)
 	if (ftruncate(fd, (off_t)(SHM_HDR_SZ + len)) < 0)
 		goto fail;
 	for (int i = 0; i < SHM_HINT_TRIES && !p; i++)
-		p = map_at(fd, SHM_HINT + (uint64_t)i * (len + SLOT_ALIGN) * 4,
+		p = map_at(fd, SHM_HINT - (uint64_t)i * (len + SLOT_ALIGN) * 4,
 			   len);
 	if (!p)
 		goto fail;
