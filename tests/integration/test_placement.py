@@ -158,6 +158,15 @@ def test_placement_change_under_load_loses_nothing(spawn, tmpdirs, debug_log, tr
                 (name, seen, threads)
         else:
             assert is_local(threads), (name, threads)
+    # The last move beside is a trial that needs its measured windows
+    # under the same load before its verdict: a move late in C's seconds
+    # would end the test undecided, so keep loading until every trial
+    # begun has its verdict (bounded).
+    deadline = time.monotonic() + PHASE_S
+    while (len(re.findall(r"placement beside kept: the trial served", f.log())) <
+           len(re.findall(r"placement now beside .*; a trial against", f.log()))
+           and time.monotonic() < deadline):
+        seed = phase(deep, mp, seed, 1)
     # Kinds in order, a repeat folded: at B's start the two psync jobs of
     # one CPU can look like a deep client while the other CPU's jobs wait
     # on its moved thread, so "beside (qid 1 on CPU 0)" may precede local.
