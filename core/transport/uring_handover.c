@@ -176,6 +176,40 @@ int uring_shm_adopt(struct fring_uring *u, int fd, char **err)
 	return 0;
 }
 
+/* Entry memory a takeover can hand over: adopted from an old server, or
+ * made shareable when the mount may be handed over later. */
+int uring_shm_setup(struct fring_uring *u, const struct fring_uring_params *p,
+		    char **err)
+{
+	int ret;
+
+	/* Not handed over (yet): zero-copy slots (the kernel's, in the old
+	 * ring's table), reduced queues (dormant qids), and a pool with
+	 * fewer buffers than entries (the fill's LOOKUPs each need one). */
+	int can = !u->zc && !u->reduced &&
+		  (!u->pool_bufs || u->pool_bufs >= u->depth);
+
+	if (p->adopt) {
+		if (!can) {
+			*err = fring_strf("takeover: the new configuration "
+					  "asks for zero-copy, reduced queues "
+					  "or a pool with fewer buffers than "
+					  "entries, which a takeover cannot "
+					  "adopt yet");
+			return -EOPNOTSUPP;
+		}
+		return uring_shm_adopt(u, p->adopt_fd, err);
+	}
+	if (!p->handover || !can)
+		return 0;
+	ret = uring_shm_create(u);
+	if (ret)
+		fring_warn("%s: uring: no shareable entry memory (%s): this "
+			   "mount cannot be taken over",
+			   u->mountpoint ? u->mountpoint : "?", strerror(-ret));
+	return 0;
+}
+
 void *uring_shm_region(const struct fring_uring *u, const struct uring_queue *q)
 {
 	if (!u->shm_base)

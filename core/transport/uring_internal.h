@@ -454,6 +454,10 @@ void uring_grow_describe(const struct fring_uring *u, char *buf, size_t len);
 void uring_grow_log(const struct fring_uring *u, const char *name);
 
 /* uring_handover.c: the takeover's entry memory, hold and adopt. */
+/* At setup: adopt an old server's entry memory (p->adopt), or make it
+ * shareable when the mount may be handed over later. 0 or -errno + *err. */
+int uring_shm_setup(struct fring_uring *u, const struct fring_uring_params *p,
+		    char **err);
 /* Set the entry memory up in a memfd (u->shm_*); 0 or -errno. */
 int uring_shm_create(struct fring_uring *u);
 /* Map the memfd an old server used, checked against u's layout; 0 or
