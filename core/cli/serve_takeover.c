@@ -59,9 +59,14 @@ void tko_server_report(fring_runtime *rt, const char *mountpoint)
 	m.transport = fring_session_export(em->s, &a) || a.shm_fd >= 0
 			      ? TKO_TRANSPORT_URING
 			      : TKO_TRANSPORT_DEVFUSE;
-	/* The ring memory goes last (adopt_one finds it there). */
+	/* The ring memory goes last (adopt_one finds it there), then the
+	 * plugin's live state, which the supervisor takes off. */
 	if (a.shm_fd >= 0 && a.nfds < FRING_ADOPT_MAX_FDS)
 		a.fds[a.nfds++] = a.shm_fd;
+	if (a.live_fd >= 0 && a.nfds < FRING_ADOPT_MAX_FDS) {
+		a.fds[a.nfds++] = a.live_fd;
+		m.live = 1;
+	}
 	m.conn_id = a.conn_id;
 	m.auto_unmount = (uint32_t)a.auto_unmount;
 	m.init = a.init;
@@ -240,7 +245,9 @@ static int adopt_one(fring_runtime *rt, const struct tko_msg *m, int *fds,
 	struct embed_mount *em = find(rt, m->mountpoint);
 	struct fring_adopt a = { .init = m->init,
 				 .conn_id = m->conn_id,
-				 .shm_fd = -1 };
+				 .shm_fd = -1,
+				 .live_fd = -1,
+				 .crash = !!m->live };
 	unsigned extra = m->transport == TKO_TRANSPORT_URING ? 2 : 1;
 	char *err = NULL;
 	int state_fd, ret;

@@ -42,8 +42,12 @@ void super_take_mount(struct super *S, const struct tko_msg *m, int *fds,
 		sm = &S->m[S->n++];
 	} else {
 		tko_close_fds(sm->fds, sm->nfds);
+		tko_close_fds(&sm->live_fd, 1);
 	}
 	memset(sm, 0, sizeof(*sm));
+	sm->live_fd = -1;
+	if (m->live && nfds > 2)
+		sm->live_fd = fds[--nfds];
 	snprintf(sm->mountpoint, sizeof(sm->mountpoint), "%s", m->mountpoint);
 	sm->conn_id = m->conn_id;
 	sm->transport = m->transport;
@@ -154,6 +158,8 @@ static void reap(struct super *S)
 		fprintf(stderr,
 			"fring: the serving process (pid %d) died: %s\n", w,
 			strsignal(WTERMSIG(status)));
+		if (!super_crash_restart(S, WTERMSIG(status)))
+			continue;
 		super_abort_all(S);
 		auto_unmount(S);
 		cleanup_exit(S, CLI_EXIT_ERR);

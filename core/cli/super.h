@@ -20,6 +20,7 @@ struct super_mount {
 	struct fring_init_result init;
 	int fds[TKO_MAX_FDS]; /* held: the session fd and every clone */
 	unsigned nfds;
+	int live_fd; /* the plugin's state_live memfd (restart: on_crash), -1 */
 };
 
 struct super {
@@ -47,6 +48,32 @@ void super_abort_all(struct super *S);
 
 /* `fring restart`: 0 and *msg the outcome line, or -1 and *msg why not. */
 int super_takeover(struct super *S, char **msg);
+
+/* A new server's steps (super_takeover.c), shared with the restart after
+ * a crash: each 0, or -1 and *why (malloc'ed). */
+struct super_state { /* per mount: what a new server loads */
+	char mountpoint[1024];
+	uint32_t version;
+	int fd; /* a saved state, or (crash) the live memfd */
+};
+struct super_gen {
+	pid_t pid;
+	int chan;
+};
+/* Exec the fring binary; 0 once it has loaded the config (HELLO). */
+int super_new_hello(struct super *S, int test_die, struct super_gen *g,
+		    char **why);
+/* Hand it every mount with st[i] (crash: st is the live memfds). */
+int super_new_adopts(struct super *S, const struct super_state *st,
+		     int crash, struct super_gen *g, char **why);
+/* GO; 0 once it reported every mount served (its records replace S's). */
+int super_new_serves(struct super *S, struct super_gen *g, char **why);
+void super_kill_gen(struct super_gen *g);
+
+/* The serving process died by signal sig (super_crash.c): 0 once a new
+ * one serves every mount (restart: on_crash), else -1 (the caller
+ * aborts; the reason is logged). */
+int super_crash_restart(struct super *S, int sig);
 
 /* The control socket (super_ctl.c over core/base/ctl_sock.h): its path
  * for key (malloc'ed; NULL if key does not resolve), making the runtime

@@ -34,17 +34,6 @@
 #define SERVE_MS 10000
 #define RESUME_MS 5000
 
-struct state {
-	char mountpoint[1024];
-	uint32_t version;
-	int fd;
-};
-
-struct gen {
-	pid_t pid;
-	int chan;
-};
-
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -73,7 +62,7 @@ static int wait_gone(pid_t pid, int ms)
 	return 0;
 }
 
-static void kill_gen(struct gen *g)
+void super_kill_gen(struct super_gen *g)
 {
 	if (g->pid > 0) {
 		kill(g->pid, SIGKILL);
@@ -86,7 +75,7 @@ static void kill_gen(struct gen *g)
 }
 
 /* The fring binary on disk now, with the same command line. */
-static int spawn(struct super *S, int test_die, struct gen *g)
+static int spawn(struct super *S, int test_die, struct super_gen *g)
 {
 	int sv[2];
 	pid_t pid;
@@ -157,7 +146,7 @@ static int expect(int chan, uint32_t type, int ms, const char *who, char **why,
 
 /* Start a new server: 0 once it loaded the config and created the
  * plugins (HELLO). */
-static int new_hello(struct super *S, int test_die, struct gen *g, char **why)
+int super_new_hello(struct super *S, int test_die, struct super_gen *g, char **why)
 {
 	int rc = spawn(S, test_die, g);
 
@@ -171,8 +160,8 @@ static int new_hello(struct super *S, int test_die, struct gen *g, char **why)
 }
 
 /* Hand it every mount and its state: 0 once it has loaded them. */
-static int new_adopts(struct super *S, const struct state *st, struct gen *g,
-		      char **why)
+int super_new_adopts(struct super *S, const struct super_state *st,
+		     int crash, struct super_gen *g, char **why)
 {
 	for (size_t i = 0; i < S->n; i++) {
 		struct tko_msg m = { .type = TKO_ADOPT };
@@ -184,6 +173,7 @@ static int new_adopts(struct super *S, const struct state *st, struct gen *g,
 		m.transport = S->m[i].transport;
 		m.init = S->m[i].init;
 		m.version = st[i].version;
+		m.live = (uint32_t)crash;
 		memcpy(fds, S->m[i].fds, S->m[i].nfds * sizeof(int));
 		fds[S->m[i].nfds] = st[i].fd;
 		if (tko_send(g->chan, &m, fds, S->m[i].nfds + 1)) {
@@ -197,7 +187,7 @@ static int new_adopts(struct super *S, const struct state *st, struct gen *g,
 }
 
 /* GO, then every mount's MOUNT: the new server serves them all. */
-static int new_serves(struct super *S, struct gen *g, char **why)
+int super_new_serves(struct super *S, struct super_gen *g, char **why)
 {
 	struct super next = { .m = NULL, .n = 0 };
 
@@ -212,16 +202,20 @@ static int new_serves(struct super *S, struct gen *g, char **why)
 
 		if (expect(g->chan, TKO_MOUNT, SERVE_MS, "the new server", why,
 			   &m, fds, &nfds)) {
-			for (size_t i = 0; i < next.n; i++)
+			for (size_t i = 0; i < next.n; i++) {
 				tko_close_fds(next.m[i].fds, next.m[i].nfds);
+				tko_close_fds(&next.m[i].live_fd, 1);
+			}
 			free(next.m);
 			return -1;
 		}
 		super_take_mount(&next, &m, fds, nfds);
 	}
 	/* Hold the new records before the old ones close: the same files. */
-	for (size_t i = 0; i < S->n; i++)
+	for (size_t i = 0; i < S->n; i++) {
 		tko_close_fds(S->m[i].fds, S->m[i].nfds);
+		tko_close_fds(&S->m[i].live_fd, 1);
+	}
 	free(S->m);
 	S->m = next.m;
 	S->n = next.n;
@@ -242,7 +236,7 @@ static void resume_old(struct super *S)
 	free(why);
 }
 
-static int collect_states(struct super *S, struct state *st, size_t *got,
+static int collect_states(struct super *S, struct super_state *st, size_t *got,
 			  char **why)
 {
 	*got = 0;
@@ -288,21 +282,21 @@ static int collect_states(struct super *S, struct state *st, size_t *got,
 }
 
 /* After the point of no return: a second new server, else the abort. */
-static int retry_or_abort(struct super *S, const struct state *st,
-			  struct gen *g, char **why)
+static int retry_or_abort(struct super *S, const struct super_state *st,
+			  struct super_gen *g, char **why)
 {
 	char *first = *why, *second = NULL;
 
-	kill_gen(g);
+	super_kill_gen(g);
 	fring_warn("restart: %s; starting another new server", first);
-	if (!new_hello(S, 0, g, &second) && !new_adopts(S, st, g, &second) &&
-	    !new_serves(S, g, &second)) {
+	if (!super_new_hello(S, 0, g, &second) && !super_new_adopts(S, st, 0, g, &second) &&
+	    !super_new_serves(S, g, &second)) {
 		free(first);
 		free(second);
 		*why = NULL;
 		return 0;
 	}
-	kill_gen(g);
+	super_kill_gen(g);
 	super_abort_all(S);
 	*why = fring_strf("%s; a second new server failed too (%s): the "
 			  "connections are aborted (ENOTCONN)",
@@ -314,8 +308,8 @@ static int retry_or_abort(struct super *S, const struct state *st,
 
 int super_takeover(struct super *S, char **msg)
 {
-	struct gen g = { -1, -1 };
-	struct state *st;
+	struct super_gen g = { -1, -1 };
+	struct super_state *st;
 	char *why = NULL;
 	long t0 = now_ms();
 	size_t got = 0;
@@ -342,7 +336,7 @@ int super_takeover(struct super *S, char **msg)
 	}
 	for (size_t i = 0; i < S->n; i++)
 		st[i].fd = -1;
-	if (new_hello(S, 1, &g, &why))
+	if (super_new_hello(S, 1, &g, &why))
 		goto refused;
 	rc = collect_states(S, st, &got, &why);
 	if (rc == -1)
@@ -360,7 +354,7 @@ int super_takeover(struct super *S, char **msg)
 		free(why);
 		why = NULL;
 	}
-	if (new_adopts(S, st, &g, &why)) {
+	if (super_new_adopts(S, st, 0, &g, &why)) {
 		if (S->chan < 0)
 			goto no_return;
 		resume_old(S);
@@ -387,7 +381,7 @@ int super_takeover(struct super *S, char **msg)
 		close(S->chan);
 		S->chan = -1;
 	}
-	if (new_serves(S, &g, &why))
+	if (super_new_serves(S, &g, &why))
 		goto no_return;
 served:
 	S->server = g.pid;
@@ -407,12 +401,12 @@ no_return:
 	free(why);
 	goto out_err;
 refused:
-	kill_gen(&g);
+	super_kill_gen(&g);
 	*msg = fring_strf("refused: %s; pid %d still serves", why, (int)old);
 	free(why);
 	goto out_err;
 aborted:
-	kill_gen(&g);
+	super_kill_gen(&g);
 	super_abort_all(S);
 	*msg = fring_strf("failed: %s before it handed its state over: the "
 			  "connections are aborted (ENOTCONN)",

@@ -19,6 +19,10 @@
  *   super -> old     EXIT     point of no return: the old _exits,
  *                             without unmounting
  *   super -> new     GO       RESEND, workers; new -> super MOUNT each
+ *
+ * After a crash (restart: on_crash, super_crash.c) the supervisor starts
+ * a new server and goes from HELLO to ADOPT (live set, the state fd the
+ * live memfd it holds) and GO.
  */
 #ifndef FRING_CLI_TAKEOVER_H
 #define FRING_CLI_TAKEOVER_H
@@ -57,6 +61,9 @@ struct tko_msg {
 	 * reads as 0 there (tko_recv zeroes), and an older fring reads the
 	 * start of a longer one (SOCK_SEQPACKET truncates). */
 	uint32_t auto_unmount; /* MOUNT: the mount option */
+	uint32_t live;  /* MOUNT: the last fd is the plugin's state_live memfd
+			 * (restart: on_crash); ADOPT: the state fd is a
+			 * crashed server's live memfd, not a saved state */
 };
 
 /* The environment variable that makes an exec'd fring a new server: the

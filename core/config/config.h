@@ -70,6 +70,8 @@ struct fring_cfg_stats {
 	struct fring_cfg_at at_prometheus;
 };
 
+enum { FRING_RESTART_OFF, FRING_RESTART_ON_CRASH };
+
 struct fring_cfg_mount {
 	char *mountpoint;
 	char *plugin;
@@ -83,6 +85,7 @@ struct fring_cfg_mount {
 	unsigned blksize; /* st_blksize of every attribute reply; 0: plugin's */
 	struct fring_cfg_transport transport;
 	struct fring_cfg_stats stats;
+	uint32_t restart; /* FRING_RESTART_*: after the server dies by a signal */
 };
 
 struct fring_config {

@@ -21,6 +21,7 @@
 #define S(f) FIELD(struct fring_cfg_stats, f)
 
 static const char *const placement_words[] = { "auto", "local", NULL };
+static const char *const restart_words[] = { "off", "on_crash", NULL };
 
 /* One pool buffer holds the largest request, max_write (1 MiB): a pool
  * below that holds no buffer (the kernel says -EINVAL). The pool is one
@@ -56,6 +57,12 @@ const struct cfg_key cfg_keys[] = {
 	  .dflt = "all defaults",
 	  .doc = "live statistics (`fring stats`, Prometheus): the `stats.*` "
 		 "keys" },
+	{ "restart", CFG_MOUNT, cfg_key_words, M(restart), .words = restart_words,
+	  .def = FRING_RESTART_OFF,
+	  .doc = "`on_crash`: when the serving process dies by a signal, the "
+		 "supervisor starts a new one on the same connection (a plugin "
+		 "with the `state_live` hook; 3 crashes in 10 s abort); `off` "
+		 "aborts the connection (ENOTCONN)" },
 	{ "mode", CFG_TRANSPORT, cfg_key_words, T(mode), T_AT(at_mode),
 	  .words = cfg_mode_words, .def = FRING_MODE_AUTO,
 	  .doc = "`auto` uses FUSE-over-io_uring when the kernel offers it, "

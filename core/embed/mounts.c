@@ -95,6 +95,7 @@ static int create_session(const struct fring_cfg_mount *cm, const char *file,
 	p.blksize = cm->blksize;
 	p.transport = cm->transport;
 	p.stats = cm->stats;
+	p.restart = cm->restart;
 	fring_log_capture_start(&cap);
 	rc = fring_session_new(&p, &out->s, &msg);
 	if (rc == 0) {

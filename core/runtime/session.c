@@ -23,7 +23,7 @@
 #include "init.h"
 #include "stats_server.h"
 
-static const char *plugin_name(const struct fring_session *s)
+const char *fring_session_plugin_name(const struct fring_session *s)
 {
 	return s->plugin->desc.name ? s->plugin->desc.name : s->plugin->path;
 }
@@ -91,10 +91,10 @@ static int configure(struct fring_session *s, const struct fring_session_params 
 		if (!first && p->config_file)
 			grown = fring_strf("%s:%u:%u: plugin '%s' rejected option '%s'",
 					   p->config_file, o->line, o->column,
-					   plugin_name(s), o->key);
+					   fring_session_plugin_name(s), o->key);
 		else if (!first)
 			grown = fring_strf("plugin '%s' rejected option '%s'",
-					   plugin_name(s), o->key);
+					   fring_session_plugin_name(s), o->key);
 		else if (p->config_file)
 			grown = fring_strf("%s; also '%s' (line %u)", msg, o->key,
 					   o->line);
@@ -119,7 +119,7 @@ static int configure(struct fring_session *s, const struct fring_session_params 
 		if (ret < 0) {
 			*err = fring_strf("plugin '%s': configuration incomplete or "
 					  "invalid (see messages above)",
-					  plugin_name(s));
+					  fring_session_plugin_name(s));
 			return ret;
 		}
 	}
@@ -151,6 +151,8 @@ int fring_session_new(const struct fring_session_params *p,
 		return -ENOMEM;
 	}
 	s->done_fd = -1;
+	s->live_fd = -1;
+	s->restart = p->restart;
 	s->plugin = p->plugin;
 	s->mountpoint = dup_or_null(p->mountpoint, &oom);
 	s->kmount = p->kmount;
@@ -184,24 +186,27 @@ int fring_session_new(const struct fring_session_params *p,
 			      s->nr_threads, &sv);
 	/* Ring memory a new server can adopt, where a takeover could be
 	 * allowed at all (session_adopt.c). */
-	s->ts.handover = p->plugin->desc.state_save &&
-			 p->plugin->desc.state_load && !s->kmount.auto_unmount;
+	s->ts.handover = ((p->plugin->desc.state_save &&
+			   p->plugin->desc.state_load) ||
+			  (p->restart == FRING_RESTART_ON_CRASH &&
+			   p->plugin->desc.state_live)) &&
+			 !s->kmount.auto_unmount;
 	s->dx.mount.request_shutdown = request_shutdown;
 	s->dx.mount.owner = s;
 	s->dx.mount.fuse_fd = -1;
 	s->dx.mount.blksize = p->blksize;
 
-	ret = fring_features_check(&p->plugin->desc, plugin_name(s), err);
+	ret = fring_features_check(&p->plugin->desc, fring_session_plugin_name(s), err);
 	if (ret < 0)
 		goto fail;
 	if (!p->plugin->desc.create) {
-		*err = fring_strf("plugin '%s' has no create()", plugin_name(s));
+		*err = fring_strf("plugin '%s' has no create()", fring_session_plugin_name(s));
 		ret = -EINVAL;
 		goto fail;
 	}
 	ret = p->plugin->desc.create(&s->dx.mount, &s->dx.inst);
 	if (ret < 0) {
-		*err = fring_strf("plugin '%s': create failed: %s", plugin_name(s),
+		*err = fring_strf("plugin '%s': create failed: %s", fring_session_plugin_name(s),
 				  strerror(-ret));
 		goto fail;
 	}
@@ -278,6 +283,7 @@ int fring_session_mount(struct fring_session *s, char **err)
 	}
 	if (s->adopt)
 		return fring_session_adopt_mount(s, err);
+	fring_session_live_start(s, -1, 0, NULL);
 	ret = check_mountpoint(s->mountpoint, err);
 	if (!ret)
 		ret = fring_transports_precheck(&s->ts, err);
@@ -287,9 +293,9 @@ int fring_session_mount(struct fring_session *s, char **err)
 	if (ret)
 		return ret;
 	if (!mo.fsname)
-		mo.fsname = (char *)plugin_name(s);
+		mo.fsname = (char *)fring_session_plugin_name(s);
 	if (!mo.subtype)
-		mo.subtype = (char *)plugin_name(s);
+		mo.subtype = (char *)fring_session_plugin_name(s);
 	mo.default_permissions = fring_features_default_permissions(
 		&s->plugin->desc, s->mountpoint, s->kmount.default_permissions,
 		s->kmount.allow_other, s->trust_plugin_permissions);
@@ -347,6 +353,8 @@ void fring_session_free(struct fring_session *s)
 	if (s->done_fd >= 0)
 		close(s->done_fd);
 	free(s->adopt);
+	if (s->live_fd >= 0)
+		close(s->live_fd);
 	pthread_mutex_destroy(&s->lock);
 	free(s->mountpoint);
 	free(s->transport.cpus);

@@ -35,6 +35,7 @@ struct fring_session_params {
 	struct fring_cfg_transport transport;
 	struct fring_cfg_stats stats;
 	unsigned nr_threads; /* /dev/fuse worker threads, 0 = default */
+	uint32_t restart;    /* FRING_RESTART_* (config.h) */
 };
 
 /* Create the plugin instance and hand it its options. 0 or -errno + *err. */

@@ -22,11 +22,6 @@
 
 #define PAUSE_MS 2000 /* busy workers and the plugin's owed replies */
 
-static const char *name_of(const struct fring_session *s)
-{
-	return s->plugin->desc.name ? s->plugin->desc.name : s->plugin->path;
-}
-
 int fring_session_export(const struct fring_session *s, struct fring_adopt *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -37,6 +32,13 @@ int fring_session_export(const struct fring_session *s, struct fring_adopt *a)
 	a->nfds = 1 + fring_devfuse_fds(s->ts.df, a->fds + 1,
 					FRING_ADOPT_MAX_FDS - 1);
 	a->shm_fd = fring_uring_shm_fd(s->ts.uo.u);
+	/* A crash is survived only where the new server can have what the
+	 * dead one had read sent again, or find it in the ring memory. */
+	a->live_fd = (s->init.capable & FUSE_HAS_RESEND) &&
+				     (!fring_transports_rings(&s->ts) ||
+				      a->shm_fd >= 0)
+			     ? s->live_fd
+			     : -1;
 	return fring_transports_rings(&s->ts) && a->shm_fd < 0 ? -EOPNOTSUPP
 							       : 0;
 }
@@ -49,7 +51,7 @@ char *fring_session_no_takeover(const struct fring_session *s)
 		return fring_strf(
 			"plugin '%s' has no state_save/state_load hooks "
 			"(ABI 1.7): it cannot hand its state over",
-			name_of(s));
+			fring_session_plugin_name(s));
 	if (!(s->init.capable & FUSE_HAS_RESEND))
 		return fring_strf(
 			"the kernel (FUSE 7.%u) offers no "
@@ -145,7 +147,7 @@ int fring_session_save(struct fring_session *s, int fd, uint32_t *version,
 	ret = locked(s, do_save, fd, version);
 	if (ret < 0) {
 		*err = fring_strf("%s: plugin '%s': state_save failed: %s",
-				  s->mountpoint, name_of(s), strerror(-ret));
+				  s->mountpoint, fring_session_plugin_name(s), strerror(-ret));
 		return ret;
 	}
 	lseek(fd, 0, SEEK_SET);
@@ -285,14 +287,24 @@ int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 	ret = replay_init(s, &a->init, err);
 	if (ret)
 		return ret;
-	lseek(state_fd, 0, SEEK_SET);
-	ret = locked(s, do_load, state_fd, &version);
-	if (ret < 0) {
-		*err = fring_strf(
-			"%s: plugin '%s' cannot read the state handed "
-			"over (version %u): %s",
-			s->mountpoint, name_of(s), version, strerror(-ret));
-		return ret;
+	if (a->crash) {
+		ret = fring_session_live_start(
+			s, fcntl(state_fd, F_DUPFD_CLOEXEC, 0),
+			FRING_STATE_LIVE_RECOVER, err);
+		if (ret)
+			return ret;
+	} else {
+		lseek(state_fd, 0, SEEK_SET);
+		ret = locked(s, do_load, state_fd, &version);
+		if (ret < 0) {
+			*err = fring_strf(
+				"%s: plugin '%s' cannot read the state handed "
+				"over (version %u): %s",
+				s->mountpoint, fring_session_plugin_name(s), version,
+				strerror(-ret));
+			return ret;
+		}
+		fring_session_live_start(s, -1, 0, NULL);
 	}
 	if (a->shm_fd < 0)
 		return 0;

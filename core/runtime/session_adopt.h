@@ -25,6 +25,9 @@ struct fring_adopt {
 	int fds[FRING_ADOPT_MAX_FDS]; /* [0] the session fd, then every worker's clone */
 	int shm_fd; /* served over io_uring: the entry memory's memfd, else -1
 		     * (not counted in nfds) */
+	int live_fd; /* export: the plugin's state_live memfd (restart:
+		      * on_crash), else -1 (not counted in nfds) */
+	int crash;   /* adopt: the state is a crashed server's live memfd */
 };
 
 /* --- the old server --- */
@@ -56,7 +59,9 @@ int fring_session_resume(struct fring_session *s, char **err);
 /* Before fring_session_mount: take a over (its fds are the session's from
  * now on, whatever the result), run the plugin's init with the kernel's
  * offer (the reply is not sent: the kernel's negotiated state stays and
- * is logged), then state_load from state_fd. 0 or -errno + *err. */
+ * is logged), then state_load from state_fd, or with a->crash the
+ * plugin's recovery from the live memfd state_fd (session_live.c). 0 or
+ * -errno + *err. */
 int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 			int state_fd, uint32_t version, char **err);
 /* 1 when fring_session_adopt took a connection for s. */

@@ -42,6 +42,8 @@ struct fring_session {
 	unsigned stuck; /* threads abandoned at stop: leak, never free */
 	struct fring_adopt
 		*adopt; /* a taken-over connection (session_adopt.c) */
+	uint32_t restart; /* FRING_RESTART_* */
+	int live_fd;      /* the plugin's state_live memfd, -1: none */
 };
 
 /* fring_session_mount's work for an adopted session (session_adopt.c):
@@ -53,6 +55,16 @@ int fring_session_adopt_mount(struct fring_session *s, char **err);
  * old server's entries all fill and it may exit (session_fill.c). 0, or
  * -errno + *err. */
 int fring_session_fill(struct fring_session *s, char **err);
+
+/* The plugin's name, else its path. */
+const char *fring_session_plugin_name(const struct fring_session *s);
+
+/* restart: on_crash (session_live.c): give the plugin's state_live its
+ * memfd, fd (taken; -1: a new one) with flags. 0, or -errno + *err
+ * when a recovery failed; a plugin without the hook, or a fresh start
+ * that fails, is logged and leaves live_fd -1 (a crash aborts). */
+int fring_session_live_start(struct fring_session *s, int fd, uint32_t flags,
+			     char **err);
 
 /* The /dev/fuse workers' on_all_exited: the session ended on its own. */
 void fring_session_workers_exited(void *ud);

@@ -76,6 +76,7 @@ int pt_make_entry(struct pt_fs *fs, struct pt_inode *parent, const char *name,
 	if (!ino->handle)
 		pt_inode_set_path(fs, ino, parent, name);
 	ino->nlookup++;
+	pt_live_inode(fs, ino);
 	if (opath)
 		extra = pt_cache_offer_locked(fs, ino, fd);
 	memset(e, 0, sizeof(*e));
@@ -125,6 +126,7 @@ int pt_make_tmpfile_entry(struct pt_fs *fs, int fd, int opath_fd,
 	ino->handle = h;
 	ino->tmpfile = true;
 	ino->nlookup++;
+	pt_live_inode(fs, ino);
 	extra = pt_cache_pin_locked(fs, ino, opath_fd);
 	memset(e, 0, sizeof(*e));
 	e->ino = ino->nodeid;

@@ -45,6 +45,7 @@ int pt_fh_put_locked(struct pt_fs *fs, uint32_t s, int fd, uint32_t flags,
 			       .used = true };
 	if (s >= fs->opens_top)
 		fs->opens_top = s + 1;
+	pt_live_open(fs, s, flags, nodeid, dir != NULL);
 	return 0;
 }
 
@@ -96,6 +97,7 @@ void pt_fh_free(struct pt_fs *fs, uint64_t fh)
 	o->used = false;
 	o->fd = -1;
 	o->dir = NULL;
+	pt_live_close(fs, s);
 	if (fs->nfree_opens == fs->free_opens_cap) {
 		size_t cap = fs->free_opens_cap ? fs->free_opens_cap * 2 : 256;
 

@@ -118,6 +118,7 @@ void pt_tmpfile_named(struct pt_fs *fs, uint64_t nodeid)
 	 * just recorded (no name: keep the pin, the fd is all there is). */
 	if (ino && ino->tmpfile && (ino->handle || ino->parent)) {
 		ino->tmpfile = false;
+		pt_live_inode(fs, ino);
 		if (ino->pinned) {
 			ino->pinned = false;
 			fs->pinned_count--;

@@ -85,6 +85,7 @@ void pt_inode_unhash(struct pt_fs *fs, struct pt_inode *ino)
 	*pp = ino->hnext;
 	ino->hashed = false;
 	fs->ninodes--;
+	pt_live_inode(fs, ino);
 }
 
 int pt_table_init(struct pt_fs *fs, const struct stat *root_st)
@@ -196,6 +197,7 @@ void pt_inode_set_path(struct pt_fs *fs, struct pt_inode *ino,
 	ino->name = copy;
 	parent->refs++;
 	ino->parent = parent;
+	pt_live_inode(fs, ino);
 	if (old)
 		pt_inode_unref(fs, old, 0, 1);
 }
@@ -207,6 +209,7 @@ static void inode_free(struct pt_fs *fs, struct pt_inode *ino)
 		struct pt_inode *parent = ino->parent;
 
 		pt_inode_unhash(fs, ino);
+		pt_live_gone(fs, ino->nodeid);
 		fs->ids[ino->nodeid] = NULL;
 		/* free_ids has room for every id (free_cap == nids). */
 		fs->free_ids[fs->nfree++] = ino->nodeid;
@@ -232,8 +235,11 @@ void pt_inode_unref(struct pt_fs *fs, struct pt_inode *ino, uint64_t nlookup,
 {
 	ino->nlookup -= nlookup;
 	ino->refs -= refs;
-	if (ino == &fs->root || ino->nlookup || ino->refs)
+	if (ino == &fs->root || ino->nlookup || ino->refs) {
+		if (nlookup)
+			pt_live_inode(fs, ino);
 		return;
+	}
 	inode_free(fs, ino);
 }
 

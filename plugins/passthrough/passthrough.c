@@ -293,6 +293,7 @@ static void pt_destroy(void *inst)
 	pt_io_destroy(fs); /* first: its workers may still be answering */
 	pt_dirs_close_all(fs);
 	pt_fh_destroy(fs);
+	pt_live_destroy(fs);
 	if (fs->ids)
 		pt_table_destroy(fs);
 	if (fs->root_fd >= 0)
@@ -372,6 +373,7 @@ static struct fring_plugin pt_plugin = {
 	.ops = &pt_ops,
 	.state_save = pt_state_save,
 	.state_load = pt_state_load,
+	.state_live = pt_state_live,
 	/* open truncates on O_TRUNC itself: no SETATTR after it. */
 	.features = FRING_FEATURE_ATOMIC_O_TRUNC,
 };

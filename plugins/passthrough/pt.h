@@ -109,6 +109,7 @@ struct pt_fs {
 	size_t nfree_opens, free_opens_cap;
 	uint32_t lru_count, pinned_count;
 	struct pt_inode root;
+	struct pt_live *live; /* restart: on_crash (live.c), NULL: off */
 };
 
 /* An inode held for one operation with a usable O_PATH fd. */
@@ -196,6 +197,16 @@ void pt_fh_destroy(struct pt_fs *fs);
 
 /* state.c: takeover (ABI 1.7). */
 int32_t pt_state_save(void *inst, int fd, uint32_t *version);
+/* live.c: the tables kept for a restart after a crash (fs->lock held for
+ * the pt_live_* records). */
+struct pt_live;
+int32_t pt_state_live(void *inst, int fd, uint32_t flags);
+void pt_live_destroy(struct pt_fs *fs);
+void pt_live_inode(struct pt_fs *fs, const struct pt_inode *in);
+void pt_live_gone(struct pt_fs *fs, uint64_t nodeid);
+void pt_live_open(struct pt_fs *fs, uint32_t slot, uint32_t flags,
+		  uint64_t nodeid, bool dir);
+void pt_live_close(struct pt_fs *fs, uint32_t slot);
 int32_t pt_state_load(void *inst, int fd, uint32_t version);
 /* ops_dir.c: a directory stream on fd for a loaded state. */
 struct pt_dir *pt_dir_adopt(struct pt_fs *fs, int fd);

@@ -76,11 +76,12 @@ Test(abi_layout, tables)
 	SIZE(fring_fs_ops, 312);
 	OFF(fring_fs_ops, lookup, 8);
 	OFF(fring_fs_ops, statx, 304);
-	SIZE(fring_plugin, 144);
+	SIZE(fring_plugin, 152);
 	OFF(fring_plugin, name, 24);
 	OFF(fring_plugin, create, 64);
 	OFF(fring_plugin, ops, 112);
 	OFF(fring_plugin, features, 120); /* 1.4 */
 	OFF(fring_plugin, state_save, 128); /* 1.7 */
 	OFF(fring_plugin, state_load, 136);
+	OFF(fring_plugin, state_live, 144); /* 1.8 */
 }

@@ -443,7 +443,7 @@ Test(config, invalid_files)
 	expect_file_err(
 		"unknown_mount.yaml",
 		"4:5: unknown key 'mountpoin' in mount (expected one of: mountpoint, "
-		"plugin, options, mount_options, transport, stats)");
+		"plugin, options, mount_options, transport, stats, restart)");
 	expect_file_err("unknown_transport.yaml",
 			"6:7: unknown key 'queue-depth' in transport (expected one of: mode, "
 			"queues, queue_depth, bufpool, zero_copy, request_timeout, poll_us, placement, cpus, "

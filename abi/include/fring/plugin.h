@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 #define FRING_ABI_MAJOR 1
-#define FRING_ABI_MINOR 7
+#define FRING_ABI_MINOR 8
 #define FRING_PLUGIN_MAGIC 0x474e5246u /* "FRNG" little-endian */
 #define FRING_PLUGIN_ENTRY_SYMBOL "fring_plugin_entry_v1"
 
@@ -773,7 +773,26 @@ struct fring_plugin {
 	 * refused and the old server keeps serving. */
 	int32_t (*state_save)(void *inst, int fd, uint32_t *version);
 	int32_t (*state_load)(void *inst, int fd, uint32_t version);
+
+	/* ---- ABI 1.8 ---- Restart after a crash (`restart: on_crash`).
+	 * state_live: before any request, the runtime gives fd, a memfd that
+	 * outlives this process (the supervisor holds it). The instance keeps
+	 * in it, as it goes, what a new instance needs should this process
+	 * die: every node id, generation and open file the kernel holds. An
+	 * update cut short by the death must leave fd readable (an
+	 * append-only log whose records become visible last, say). flags 0:
+	 * fd is empty; write the instance's current state (fresh, or just
+	 * loaded by state_load) and keep it. FRING_STATE_LIVE_RECOVER: fd
+	 * holds what a crashed instance kept: rebuild from it (requests the
+	 * dead process had not answered are sent again, so one it had
+	 * carried out may come twice), then keep it. A negative errno: log
+	 * why; the mount is then not restarted after a crash. Without the
+	 * hook a crash aborts the connection (ENOTCONN). */
+	int32_t (*state_live)(void *inst, int fd, uint32_t flags);
 };
+
+/* state_live flags */
+#define FRING_STATE_LIVE_RECOVER 1u
 
 /* The one exported symbol. */
 typedef const struct fring_plugin *(*fring_plugin_entry_fn)(

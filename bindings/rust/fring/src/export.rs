@@ -87,6 +87,7 @@ fn build<F: Filesystem>(meta: Meta) -> Descriptor {
         features: features::<F>(),
         state_save: if F::TAKEOVER { Some(state_save::<F>) } else { None },
         state_load: if F::TAKEOVER { Some(state_load::<F>) } else { None },
+        state_live: None, // ABI 1.8: restart after a crash, not in the crate yet
     };
     Descriptor { plugin, _ops: ops, _strings: strings }
 }
