@@ -64,8 +64,8 @@ struct super_gen {
 int super_new_hello(struct super *S, int test_die, struct super_gen *g,
 		    char **why);
 /* Hand it every mount with st[i] (crash: st is the live memfds). */
-int super_new_adopts(struct super *S, const struct super_state *st,
-		     int crash, struct super_gen *g, char **why);
+int super_new_adopts(struct super *S, const struct super_state *st, int crash,
+		     struct super_gen *g, char **why);
 /* GO; 0 once it reported every mount served (its records replace S's). */
 int super_new_serves(struct super *S, struct super_gen *g, char **why);
 void super_kill_gen(struct super_gen *g);

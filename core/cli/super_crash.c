@@ -40,8 +40,8 @@ static int crash_loop(void)
 {
 	memmove(crash_ms, crash_ms + 1, (CRASH_MAX - 1) * sizeof(*crash_ms));
 	crash_ms[CRASH_MAX - 1] = now_ms();
-	return crash_ms[0] && crash_ms[CRASH_MAX - 1] - crash_ms[0] <
-				      CRASH_WINDOW_MS;
+	return crash_ms[0] &&
+	       crash_ms[CRASH_MAX - 1] - crash_ms[0] < CRASH_WINDOW_MS;
 }
 
 /* The mount that keeps a restart from happening, or NULL; *asked: some

@@ -146,7 +146,8 @@ static int expect(int chan, uint32_t type, int ms, const char *who, char **why,
 
 /* Start a new server: 0 once it loaded the config and created the
  * plugins (HELLO). */
-int super_new_hello(struct super *S, int test_die, struct super_gen *g, char **why)
+int super_new_hello(struct super *S, int test_die, struct super_gen *g,
+		    char **why)
 {
 	int rc = spawn(S, test_die, g);
 
@@ -160,8 +161,8 @@ int super_new_hello(struct super *S, int test_die, struct super_gen *g, char **w
 }
 
 /* Hand it every mount and its state: 0 once it has loaded them. */
-int super_new_adopts(struct super *S, const struct super_state *st,
-		     int crash, struct super_gen *g, char **why)
+int super_new_adopts(struct super *S, const struct super_state *st, int crash,
+		     struct super_gen *g, char **why)
 {
 	for (size_t i = 0; i < S->n; i++) {
 		struct tko_msg m = { .type = TKO_ADOPT };
@@ -289,7 +290,8 @@ static int retry_or_abort(struct super *S, const struct super_state *st,
 
 	super_kill_gen(g);
 	fring_warn("restart: %s; starting another new server", first);
-	if (!super_new_hello(S, 0, g, &second) && !super_new_adopts(S, st, 0, g, &second) &&
+	if (!super_new_hello(S, 0, g, &second) &&
+	    !super_new_adopts(S, st, 0, g, &second) &&
 	    !super_new_serves(S, g, &second)) {
 		free(first);
 		free(second);

@@ -61,7 +61,7 @@ struct tko_msg {
 	 * reads as 0 there (tko_recv zeroes), and an older fring reads the
 	 * start of a longer one (SOCK_SEQPACKET truncates). */
 	uint32_t auto_unmount; /* MOUNT: the mount option */
-	uint32_t live;  /* MOUNT: the last fd is the plugin's state_live memfd
+	uint32_t live; /* MOUNT: the last fd is the plugin's state_live memfd
 			 * (restart: on_crash); ADOPT: the state fd is a
 			 * crashed server's live memfd, not a saved state */
 };

@@ -85,7 +85,8 @@ struct fring_cfg_mount {
 	unsigned blksize; /* st_blksize of every attribute reply; 0: plugin's */
 	struct fring_cfg_transport transport;
 	struct fring_cfg_stats stats;
-	uint32_t restart; /* FRING_RESTART_*: after the server dies by a signal */
+	uint32_t
+		restart; /* FRING_RESTART_*: after the server dies by a signal */
 };
 
 struct fring_config {

@@ -57,8 +57,8 @@ const struct cfg_key cfg_keys[] = {
 	  .dflt = "all defaults",
 	  .doc = "live statistics (`fring stats`, Prometheus): the `stats.*` "
 		 "keys" },
-	{ "restart", CFG_MOUNT, cfg_key_words, M(restart), .words = restart_words,
-	  .def = FRING_RESTART_OFF,
+	{ "restart", CFG_MOUNT, cfg_key_words, M(restart),
+	  .words = restart_words, .def = FRING_RESTART_OFF,
 	  .doc = "`on_crash`: when the serving process dies by a signal, the "
 		 "supervisor starts a new one on the same connection (a plugin "
 		 "with the `state_live` hook; 3 crashes in 10 s abort); `off` "

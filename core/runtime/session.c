@@ -89,12 +89,14 @@ static int configure(struct fring_session *s, const struct fring_session_params 
 		if (ret >= 0)
 			continue;
 		if (!first && p->config_file)
-			grown = fring_strf("%s:%u:%u: plugin '%s' rejected option '%s'",
-					   p->config_file, o->line, o->column,
-					   fring_session_plugin_name(s), o->key);
+			grown = fring_strf(
+				"%s:%u:%u: plugin '%s' rejected option '%s'",
+				p->config_file, o->line, o->column,
+				fring_session_plugin_name(s), o->key);
 		else if (!first)
 			grown = fring_strf("plugin '%s' rejected option '%s'",
-					   fring_session_plugin_name(s), o->key);
+					   fring_session_plugin_name(s),
+					   o->key);
 		else if (p->config_file)
 			grown = fring_strf("%s; also '%s' (line %u)", msg, o->key,
 					   o->line);
@@ -117,9 +119,10 @@ static int configure(struct fring_session *s, const struct fring_session_params 
 		int ret = d->config_complete(s->dx.inst);
 
 		if (ret < 0) {
-			*err = fring_strf("plugin '%s': configuration incomplete or "
-					  "invalid (see messages above)",
-					  fring_session_plugin_name(s));
+			*err = fring_strf(
+				"plugin '%s': configuration incomplete or "
+				"invalid (see messages above)",
+				fring_session_plugin_name(s));
 			return ret;
 		}
 	}
@@ -196,18 +199,20 @@ int fring_session_new(const struct fring_session_params *p,
 	s->dx.mount.fuse_fd = -1;
 	s->dx.mount.blksize = p->blksize;
 
-	ret = fring_features_check(&p->plugin->desc, fring_session_plugin_name(s), err);
+	ret = fring_features_check(&p->plugin->desc,
+				   fring_session_plugin_name(s), err);
 	if (ret < 0)
 		goto fail;
 	if (!p->plugin->desc.create) {
-		*err = fring_strf("plugin '%s' has no create()", fring_session_plugin_name(s));
+		*err = fring_strf("plugin '%s' has no create()",
+				  fring_session_plugin_name(s));
 		ret = -EINVAL;
 		goto fail;
 	}
 	ret = p->plugin->desc.create(&s->dx.mount, &s->dx.inst);
 	if (ret < 0) {
-		*err = fring_strf("plugin '%s': create failed: %s", fring_session_plugin_name(s),
-				  strerror(-ret));
+		*err = fring_strf("plugin '%s': create failed: %s",
+				  fring_session_plugin_name(s), strerror(-ret));
 		goto fail;
 	}
 	s->created = 1;

@@ -147,7 +147,8 @@ int fring_session_save(struct fring_session *s, int fd, uint32_t *version,
 	ret = locked(s, do_save, fd, version);
 	if (ret < 0) {
 		*err = fring_strf("%s: plugin '%s': state_save failed: %s",
-				  s->mountpoint, fring_session_plugin_name(s), strerror(-ret));
+				  s->mountpoint, fring_session_plugin_name(s),
+				  strerror(-ret));
 		return ret;
 	}
 	lseek(fd, 0, SEEK_SET);
@@ -288,9 +289,10 @@ int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 	if (ret)
 		return ret;
 	if (a->crash) {
-		ret = fring_session_live_start(
-			s, fcntl(state_fd, F_DUPFD_CLOEXEC, 0),
-			FRING_STATE_LIVE_RECOVER, err);
+		ret = fring_session_live_start(s,
+					       fcntl(state_fd, F_DUPFD_CLOEXEC,
+						     0),
+					       FRING_STATE_LIVE_RECOVER, err);
 		if (ret)
 			return ret;
 	} else {
@@ -300,8 +302,8 @@ int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 			*err = fring_strf(
 				"%s: plugin '%s' cannot read the state handed "
 				"over (version %u): %s",
-				s->mountpoint, fring_session_plugin_name(s), version,
-				strerror(-ret));
+				s->mountpoint, fring_session_plugin_name(s),
+				version, strerror(-ret));
 			return ret;
 		}
 		fring_session_live_start(s, -1, 0, NULL);

@@ -39,7 +39,8 @@ int fring_session_live_start(struct fring_session *s, int fd, uint32_t flags,
 		if (err && (flags & FRING_STATE_LIVE_RECOVER))
 			*err = fring_strf("%s: plugin '%s' has no state_live "
 					  "hook",
-					  s->mountpoint, fring_session_plugin_name(s));
+					  s->mountpoint,
+					  fring_session_plugin_name(s));
 		return flags & FRING_STATE_LIVE_RECOVER ? -EOPNOTSUPP : 0;
 	}
 	if (fd < 0)
@@ -62,13 +63,15 @@ int fring_session_live_start(struct fring_session *s, int fd, uint32_t flags,
 				*err = fring_strf(
 					"%s: plugin '%s' cannot recover from "
 					"the state its crashed instance kept: %s",
-					s->mountpoint, fring_session_plugin_name(s),
+					s->mountpoint,
+					fring_session_plugin_name(s),
 					strerror(-ret));
 			return ret;
 		}
 		fring_warn("%s: restart: on_crash: plugin '%s': state_live "
 			   "failed: %s; a crash aborts this mount",
-			   s->mountpoint, fring_session_plugin_name(s), strerror(-ret));
+			   s->mountpoint, fring_session_plugin_name(s),
+			   strerror(-ret));
 		return 0;
 	}
 	if (s->live_fd >= 0)

@@ -317,8 +317,8 @@ void uring_mark_reply(struct uring_ent *e)
  * request with EIO by its commit_id (K1 in tests/takeover). probe: the
  * dead server may have sent that commit already; the kernel then answers
  * -ENOENT (K3) and the entry is registered anew (uring_serve.c). */
-static int fail_held(struct uring_thread *t, struct uring_ent *e,
-		     uint64_t cid, int probe)
+static int fail_held(struct uring_thread *t, struct uring_ent *e, uint64_t cid,
+		     int probe)
 {
 	e->commit_id = cid;
 	e->probe = (uint8_t)probe;
@@ -328,8 +328,7 @@ static int fail_held(struct uring_thread *t, struct uring_ent *e,
 
 /* What a dead or exited server left in e: 1 a request to dispatch, 0
  * a commit (EIO) or REGISTER sent, -EBUSY when the SQ is full. */
-static int adopt_one(struct uring_thread *t, struct uring_ent *e,
-		     uint32_t *n)
+static int adopt_one(struct uring_thread *t, struct uring_ent *e, uint32_t *n)
 {
 	uint64_t cid = e->hdr->ring_ent_in_out.commit_id;
 	uint64_t ro = atomic_load(uring_reply_of(e));
@@ -381,9 +380,10 @@ int uring_adopt_start(struct uring_thread *t)
 		}
 	}
 	if (n[1])
-		fring_warn("uring: thread %u: %u request(s) a crashed server had "
-			   "begun to answer failed with EIO",
-			   t->idx, n[1]);
+		fring_warn(
+			"uring: thread %u: %u request(s) a crashed server had "
+			"begun to answer failed with EIO",
+			t->idx, n[1]);
 	fring_dbg("uring: thread %u: adopted %u held request(s), registered "
 		  "%u entries anew, %u after a commit of the last reply",
 		  t->idx, n[0], n[2], n[3]);

@@ -93,7 +93,7 @@ static int put_inode(char *base, uint64_t *tail, const struct pt_inode *in)
 	struct iovec iov[3];
 
 	pt_state_inode_of(in, &si);
-	si.fd = -1; /* a pinned fd dies with this process */
+	si.fd = -1;      /* a pinned fd dies with this process */
 	si.flags &= ~2u; /* nor is an O_TMPFILE pinned any more */
 	iov[0] = (struct iovec){ &si, sizeof(si) };
 	iov[1] = (struct iovec){ in->name, si.name_len };
@@ -102,8 +102,8 @@ static int put_inode(char *base, uint64_t *tail, const struct pt_inode *in)
 	return put_rec(base, tail, R_INODE, iov, 3);
 }
 
-static int put_open(char *base, uint64_t *tail, uint32_t slot,
-		    uint32_t flags, uint64_t nodeid, bool dir)
+static int put_open(char *base, uint64_t *tail, uint32_t slot, uint32_t flags,
+		    uint64_t nodeid, bool dir)
 {
 	struct pt_state_open so = { .slot = slot,
 				    .flags = flags,
@@ -348,8 +348,9 @@ static int recover(struct pt_fs *fs, const struct pt_live *l)
 		fring_logf(fs->mount, FRING_LOG_ERROR,
 			   "passthrough: no usable crash-restart state "
 			   "(%s)",
-			   h->magic != LIVE_MAGIC ? "not passthrough's"
-						  : "it had outgrown its space");
+			   h->magic != LIVE_MAGIC
+				   ? "not passthrough's"
+				   : "it had outgrown its space");
 		return -EPROTO;
 	}
 	walk(region(l, active), size_one, &sc);

@@ -1762,14 +1762,16 @@ static void e_crash(void)
 		a = start_gen(0, 1, 1, 1);
 		m = wait_for(10000, M_READY, 0, NULL);
 		if (!m || m->val)
-			return teardown(), result(n1, "SETUP-FAILED", "A: %s",
-						  m ? strerror(-m->val) : "timed out");
+			return teardown(),
+			       result(n1, "SETUP-FAILED", "A: %s",
+				      m ? strerror(-m->val) : "timed out");
 		c0 = client_start("warm");
 		client_wait(&c0, 5000);
 		c1 = client_start("hold1");
 		m = wait_for(3000, M_HELD, 0, "hold1");
 		if (!m)
-			return teardown(), result(n1, "SETUP-FAILED", "A never got hold1");
+			return teardown(),
+			       result(n1, "SETUP-FAILED", "A never got hold1");
 		held = *m;
 		stop_pid(a);
 		for (int i = 0; i < K_GAP; i++) {
@@ -1781,13 +1783,15 @@ static void e_crash(void)
 		for (int i = 0; i < K_GAP; i++) {
 			client_wait(&gap[i], i ? 10 : 1000);
 			before[i] = gap[i].done;
-			note("K round %d: gap client %d, 1 s after A died: %s", r, i,
-			     cstate(&gap[i], s, sizeof(s)));
+			note("K round %d: gap client %d, 1 s after A died: %s",
+			     r, i, cstate(&gap[i], s, sizeof(s)));
 		}
 		b = spawn();
 		if (b == 0) {
 			static struct gen G;
-			struct msg rep = { .type = M_COMMIT, .gen = 1, .slot = held.slot };
+			struct msg rep = { .type = M_COMMIT,
+					   .gen = 1,
+					   .slot = held.slot };
 
 			G.g = 1;
 			if (map_entries() || ring_up(&G))
@@ -1812,22 +1816,27 @@ static void e_crash(void)
 		}
 		eio += c1.done && c1.err == EIO;
 		note("K round %d: B committed the held slot %d (commit_id %llu) with EIO and "
-		     "registered (submit %d): held client %s", r, held.slot,
-		     (unsigned long long)held.cid, m ? m->val : -1, cstate(&c1, s, sizeof(s)));
+		     "registered (submit %d): held client %s",
+		     r, held.slot, (unsigned long long)held.cid,
+		     m ? m->val : -1, cstate(&c1, s, sizeof(s)));
 		for (int i = 0; i < K_GAP; i++)
-			if (client_wait(&gap[i], i ? 10 : 1000) && !before[i] && !gap[i].err)
-				before[i] = 2; /* served after B registered, no kick */
+			if (client_wait(&gap[i], i ? 10 : 1000) && !before[i] &&
+			    !gap[i].err)
+				before[i] =
+					2; /* served after B registered, no kick */
 		kick = client_start("kick");
 		client_wait(&kick, 2000);
 		for (int i = 0; i < K_GAP; i++)
-			if (client_wait(&gap[i], i ? 10 : 1000) && !before[i] && !gap[i].err)
+			if (client_wait(&gap[i], i ? 10 : 1000) && !before[i] &&
+			    !gap[i].err)
 				before[i] = 3; /* served after the kick */
 		notify_resend(S.fd);
 		for (int i = 0; i < K_GAP; i++) {
-			if (client_wait(&gap[i], i ? 10 : 1000) && !before[i] && !gap[i].err)
+			if (client_wait(&gap[i], i ? 10 : 1000) && !before[i] &&
+			    !gap[i].err)
 				before[i] = 4; /* served after RESEND */
-			note("K round %d: gap client %d at the end: %s (%s)", r, i,
-			     cstate(&gap[i], s, sizeof(s)),
+			note("K round %d: gap client %d at the end: %s (%s)", r,
+			     i, cstate(&gap[i], s, sizeof(s)),
 			     before[i] == 2   ? "after B registered"
 			     : before[i] == 3 ? "after the kick"
 			     : before[i] == 4 ? "after RESEND"
@@ -1846,25 +1855,32 @@ static void e_crash(void)
 			else if (before[i] == 4)
 				served_resend++;
 		}
-		note("K round %d: kick client %s; B's commit of a stale commit_id: %s", r,
-		     cstate(&kick, s, sizeof(s)), stale <= 0 ? strerrorname_np(-stale) : "no error");
+		note("K round %d: kick client %s; B's commit of a stale commit_id: %s",
+		     r, cstate(&kick, s, sizeof(s)),
+		     stale <= 0 ? strerrorname_np(-stale) : "no error");
 		stale_all = stale_all && stale_all != stale ? 1 : stale;
 		rounds++;
 		teardown();
 	}
 	result(n1, eio == rounds ? "EIO-BY-COMMIT" : "NOT-ALWAYS",
 	       "%u of %u held requests of a SIGKILLed server failed with EIO by a new "
-	       "process's COMMIT_AND_FETCH of their commit_id", eio, rounds);
-	result("K3-uring-crash-stale-commit", stale_all < 0 ? strerrorname_np(-stale_all) : "OTHER",
+	       "process's COMMIT_AND_FETCH of their commit_id",
+	       eio, rounds);
+	result("K3-uring-crash-stale-commit",
+	       stale_all < 0 ? strerrorname_np(-stale_all) : "OTHER",
 	       "a COMMIT_AND_FETCH of a commit_id the kernel does not hold, from the new "
 	       "process, in every round: %s; the queues served on",
-	       stale_all < 0 ? strerrorname_np(-stale_all) : "mixed or no error");
-	result(n2, stuck ? "SOME-STUCK" : cancel || other_err ? "ERRORS-NONE-STUCK" : "ALL-SERVED",
+	       stale_all < 0 ? strerrorname_np(-stale_all)
+			     : "mixed or no error");
+	result(n2,
+	       stuck                 ? "SOME-STUCK"
+	       : cancel || other_err ? "ERRORS-NONE-STUCK"
+				     : "ALL-SERVED",
 	       "%u requests made just after the death, over %u rounds: %u ECANCELED, %u other "
 	       "errors, served %u once B registered, %u after a kick, %u after RESEND; %u "
 	       "still waiting",
-	       rounds * K_GAP, rounds, cancel, other_err, served_reg, served_kick,
-	       served_resend, stuck);
+	       rounds * K_GAP, rounds, cancel, other_err, served_reg,
+	       served_kick, served_resend, stuck);
 }
 
 /* ---- main ---- */

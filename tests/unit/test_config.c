@@ -643,13 +643,13 @@ Test(config, first_error_in_the_file_is_reported)
 	expect_err(
 		"mounts:\n  - bogus: 1\n    mountpoint: [a]\n    plugin: memfs\n",
 		"t.yaml:2:5: unknown key 'bogus' in mount (expected one of: "
-		"mountpoint, plugin, options, mount_options, transport, stats)");
+		"mountpoint, plugin, options, mount_options, transport, stats, restart)");
 	/* a misspelt required key: the misspelling, not "missing" at the
 	 * entry's start */
 	expect_err(
 		"mounts:\n  - mountpoint: /mnt/a\n    plugni: memfs\n",
 		"t.yaml:3:5: unknown key 'plugni' in mount (expected one of: "
-		"mountpoint, plugin, options, mount_options, transport, stats)");
+		"mountpoint, plugin, options, mount_options, transport, stats, restart)");
 	expect_err("mount:\n  - mountpoint: /mnt/a\n    plugin: memfs\n",
 		   "t.yaml:1:1: unknown key 'mount' at top level (expected one of: "
 		   "mounts)");
