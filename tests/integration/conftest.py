@@ -34,6 +34,15 @@ def fring_env():
     return env
 
 
+def uring_available():
+    """Is FUSE-over-io_uring on in this kernel?"""
+    try:
+        with open("/sys/module/fuse/parameters/enable_uring") as p:
+            return p.read().strip() == "Y"
+    except OSError:
+        return False
+
+
 def run_fring(*args, timeout=30):
     """Run a short fring command; returns CompletedProcess (text)."""
     return subprocess.run([FRING, *args], capture_output=True, text=True,

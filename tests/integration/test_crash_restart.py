@@ -15,21 +15,13 @@ import time
 
 import pytest
 
-from conftest import serving_pid
+from conftest import serving_pid, uring_available
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
     reason="needs root and /dev/fuse")
 
 BOUND = 20  # s: a restart, or an abort, is far quicker
-
-
-def uring_available():
-    try:
-        with open("/sys/module/fuse/parameters/enable_uring") as p:
-            return p.read().strip() == "Y"
-    except OSError:
-        return False
 
 
 @pytest.fixture(params=["devfuse", pytest.param("uring", marks=pytest.mark.skipif(

@@ -22,21 +22,14 @@ import zlib
 
 import pytest
 
-from conftest import FRING, fring_env, is_mounted, serving_pid
+from conftest import FRING, fring_env, is_mounted, serving_pid, \
+    uring_available
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
     reason="needs root and /dev/fuse")
 
 RESTART_BOUND = 30  # s: every step of the sequence is bounded well below
-
-
-def uring_available():
-    try:
-        with open("/sys/module/fuse/parameters/enable_uring") as p:
-            return p.read().strip() == "Y"
-    except OSError:
-        return False
 
 
 def bufpool_offered():
