@@ -385,7 +385,8 @@ int uring_adopt_start(struct uring_thread *t)
 			"begun to answer failed with EIO",
 			t->idx, n[1]);
 	fring_dbg("uring: thread %u: adopted %u held request(s), registered "
-		  "%u entries anew, %u after a commit of the last reply",
+		  "%u entries anew, %u more once the kernel says their last "
+		  "commit was sent",
 		  t->idx, n[0], n[2], n[3]);
 	return 0;
 }
