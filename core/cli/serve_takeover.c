@@ -69,6 +69,7 @@ void tko_server_report(fring_runtime *rt, const char *mountpoint)
 	}
 	m.conn_id = a.conn_id;
 	m.auto_unmount = (uint32_t)a.auto_unmount;
+	m.restart = a.restart;
 	m.init = a.init;
 	snprintf(m.mountpoint, sizeof(m.mountpoint), "%s", mountpoint);
 	if (tko_send(chan, &m, a.fds, a.nfds))

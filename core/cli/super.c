@@ -52,6 +52,7 @@ void super_take_mount(struct super *S, const struct tko_msg *m, int *fds,
 	sm->conn_id = m->conn_id;
 	sm->transport = m->transport;
 	sm->auto_unmount = m->auto_unmount;
+	sm->restart = m->restart;
 	sm->init = m->init;
 	memcpy(sm->fds, fds, nfds * sizeof(int));
 	sm->nfds = nfds;

@@ -21,6 +21,7 @@ struct super_mount {
 	int fds[TKO_MAX_FDS]; /* held: the session fd and every clone */
 	unsigned nfds;
 	int live_fd; /* the plugin's state_live memfd (restart: on_crash), -1 */
+	uint32_t restart; /* the mount's restart key (FRING_RESTART_*) */
 };
 
 struct super {

@@ -6,10 +6,12 @@
  * started on the same connections instead of aborting them: it gets the
  * /dev/fuse files, the ring memory and the live memfd, has its plugin
  * recover, and serves. What the dead server had read from /dev/fuse comes
- * again (FUSE_NOTIFY_RESEND); over io_uring its entries are adopted, a
- * reply it had begun fails with EIO (core/transport/README.md, "Restart
- * after a crash"). A crash loop (CRASH_MAX crashes within CRASH_WINDOW_MS)
- * and a restart that fails fall back to the abort (ENOTCONN at once).
+ * again (FUSE_NOTIFY_RESEND). A mount served over io_uring is aborted
+ * (ENOTCONN at once), as without the key: on 6.18 requests the kernel had
+ * given a dead ring's entries can be stranded for good, abort or not
+ * (core/transport/README.md, "Restart after a crash"). A crash loop
+ * (CRASH_MAX crashes within CRASH_WINDOW_MS) and a restart that fails
+ * fall back to the abort too.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "../base/log.h"
+#include "../config/config.h"
 #include "super.h"
 
 #define CRASH_MAX 3
@@ -45,42 +48,54 @@ static int crash_loop(void)
 }
 
 /* The mount that keeps a restart from happening, or NULL; *asked: some
- * mount has its live state (so the refusal is worth a line). */
-static const char *not_restartable(const struct super *S, int *asked)
+ * mount has the key (so the refusal is worth a line). A mount served
+ * over io_uring comes first: its reason is the one to say. */
+static const struct super_mount *not_restartable(const struct super *S,
+						 int *asked)
 {
-	const char *mp = NULL;
+	const struct super_mount *sm = NULL;
 
 	*asked = 0;
 	for (size_t i = 0; i < S->n; i++) {
-		if (S->m[i].live_fd < 0 && !mp)
-			mp = S->m[i].mountpoint;
-		*asked |= S->m[i].live_fd >= 0;
+		const struct super_mount *m = &S->m[i];
+		int on = m->restart == FRING_RESTART_ON_CRASH;
+
+		*asked |= on || m->live_fd >= 0;
+		if (on && m->transport == TKO_TRANSPORT_URING)
+			return m;
+		if (m->live_fd < 0 && !sm)
+			sm = m;
 	}
-	return mp;
+	return sm;
 }
 
 int super_crash_restart(struct super *S, int sig)
 {
 	struct super_gen g = { -1, -1 };
 	struct super_state *st;
-	const char *mp;
+	const struct super_mount *sm;
 	char *why = NULL;
 	long t0 = now_ms();
 	int rc, asked;
 
 	if (!S->n)
 		return -1;
-	mp = not_restartable(S, &asked);
-	if (mp) {
-		if (asked)
-			fprintf(stderr,
-				"fring: restart: on_crash: %s has no "
-				"restartable state (no `restart: on_crash`, "
-				"or its plugin has no state_live); not "
-				"restarting\n",
-				mp);
+	sm = not_restartable(S, &asked);
+	if (sm && sm->restart == FRING_RESTART_ON_CRASH &&
+	    sm->transport == TKO_TRANSPORT_URING)
+		fprintf(stderr,
+			"fring: restart: on_crash: %s is served over io_uring: "
+			"aborting, as without the key (a dead ring's requests "
+			"can be stranded for good on Linux 6.18)\n",
+			sm->mountpoint);
+	else if (sm && asked)
+		fprintf(stderr,
+			"fring: restart: on_crash: %s has no restartable state "
+			"(no `restart: on_crash`, or its plugin has no "
+			"state_live); not restarting\n",
+			sm->mountpoint);
+	if (sm)
 		return -1;
-	}
 	if (crash_loop()) {
 		fprintf(stderr,
 			"fring: restart: on_crash: %d crashes within %ld s: a "

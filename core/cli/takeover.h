@@ -64,6 +64,8 @@ struct tko_msg {
 	uint32_t live; /* MOUNT: the last fd is the plugin's state_live memfd
 			 * (restart: on_crash); ADOPT: the state fd is a
 			 * crashed server's live memfd, not a saved state */
+	uint32_t restart; /* MOUNT: the mount's restart key (FRING_RESTART_*),
+			   * for the supervisor's line at a crash */
 };
 
 /* The environment variable that makes an exec'd fring a new server: the

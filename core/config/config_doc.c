@@ -72,7 +72,9 @@ void fring_cfg_keys_scdoc(FILE *out)
 		fputs(". Default: ", out);
 		dflt(out, k);
 		fprintf(out, ". Used by: %s.\n\n\t",
-			k->uring_only ? "io_uring only" : "both transports");
+			k->uring_only     ? "io_uring only"
+			: k->devfuse_only ? "/dev/fuse only"
+					  : "both transports");
 		text(out, k->doc);
 		fputs(".\n\n", out);
 	}

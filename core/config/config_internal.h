@@ -70,6 +70,7 @@ struct cfg_key {
 	const char *expect;       /* "must be ...", where not derived */
 	unsigned required : 1;
 	unsigned uring_only : 1;  /* unused over /dev/fuse */
+	unsigned devfuse_only : 1; /* over io_uring a warning, not used */
 	const char *type, *dflt;  /* the reference's columns, where not derived */
 	const char *doc;          /* one line: what it does */
 };

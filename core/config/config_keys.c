@@ -58,11 +58,13 @@ const struct cfg_key cfg_keys[] = {
 	  .doc = "live statistics (`fring stats`, Prometheus): the `stats.*` "
 		 "keys" },
 	{ "restart", CFG_MOUNT, cfg_key_words, M(restart),
-	  .words = restart_words, .def = FRING_RESTART_OFF,
+	  .words = restart_words, .def = FRING_RESTART_OFF, .devfuse_only = 1,
 	  .doc = "`on_crash`: when the serving process dies by a signal, the "
 		 "supervisor starts a new one on the same connection (a plugin "
-		 "with the `state_live` hook; 3 crashes in 10 s abort); `off` "
-		 "aborts the connection (ENOTCONN)" },
+		 "with the `state_live` hook; 3 crashes in 10 s abort); a "
+		 "mount served over io_uring gets a warning at start and is "
+		 "aborted at a crash, as with `off`: the connection is "
+		 "aborted (ENOTCONN)" },
 	{ "mode", CFG_TRANSPORT, cfg_key_words, T(mode), T_AT(at_mode),
 	  .words = cfg_mode_words, .def = FRING_MODE_AUTO,
 	  .doc = "`auto` uses FUSE-over-io_uring when the kernel offers it, "
@@ -147,7 +149,8 @@ void fring_cfg_transport_defaults(struct fring_cfg_transport *t)
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < cfg_nr_keys; i++)
 		if ((cfg_keys[i].section == CFG_TRANSPORT ||
-		     cfg_keys[i].section == CFG_BUFPOOL) && cfg_keys[i].def)
+		     cfg_keys[i].section == CFG_BUFPOOL) &&
+		    cfg_keys[i].def)
 			cfg_key_store(t, &cfg_keys[i], cfg_keys[i].def);
 }
 
@@ -177,7 +180,8 @@ int fring_cfg_unused_over_devfuse(const struct fring_cfg_transport *t,
 		if (used < len)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s",
 						 n ? ", " : "",
-						 cfg_key_path(k, path, sizeof(path)));
+						 cfg_key_path(k, path,
+							      sizeof(path)));
 		n++;
 	}
 	return n;

@@ -189,11 +189,8 @@ int fring_session_new(const struct fring_session_params *p,
 			      s->nr_threads, &sv);
 	/* Ring memory a new server can adopt, where a takeover could be
 	 * allowed at all (session_adopt.c). */
-	s->ts.handover = ((p->plugin->desc.state_save &&
-			   p->plugin->desc.state_load) ||
-			  (p->restart == FRING_RESTART_ON_CRASH &&
-			   p->plugin->desc.state_live)) &&
-			 !s->kmount.auto_unmount;
+	s->ts.handover = p->plugin->desc.state_save &&
+			 p->plugin->desc.state_load && !s->kmount.auto_unmount;
 	s->dx.mount.request_shutdown = request_shutdown;
 	s->dx.mount.owner = s;
 	s->dx.mount.fuse_fd = -1;
@@ -288,7 +285,6 @@ int fring_session_mount(struct fring_session *s, char **err)
 	}
 	if (s->adopt)
 		return fring_session_adopt_mount(s, err);
-	fring_session_live_start(s, -1, 0, NULL);
 	ret = check_mountpoint(s->mountpoint, err);
 	if (!ret)
 		ret = fring_transports_precheck(&s->ts, err);
@@ -329,6 +325,8 @@ int fring_session_mount(struct fring_session *s, char **err)
 		fring_session_rollback(s);
 		return ret;
 	}
+	/* The transport is known now, and no request but INIT was read. */
+	fring_session_live_begin(s, fring_transports_rings(&s->ts));
 	ret = fring_transports_start(&s->ts, &s->init, fd,
 				     fring_session_workers_exited, s, &msg);
 	if (ret) {

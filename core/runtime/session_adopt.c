@@ -32,13 +32,14 @@ int fring_session_export(const struct fring_session *s, struct fring_adopt *a)
 	a->nfds = 1 + fring_devfuse_fds(s->ts.df, a->fds + 1,
 					FRING_ADOPT_MAX_FDS - 1);
 	a->shm_fd = fring_uring_shm_fd(s->ts.uo.u);
+	a->restart = s->restart;
 	/* A crash is survived only where the new server can have what the
-	 * dead one had read sent again, or find it in the ring memory. */
-	a->live_fd = (s->init.capable & FUSE_HAS_RESEND) &&
-				     (!fring_transports_rings(&s->ts) ||
-				      a->shm_fd >= 0)
-			     ? s->live_fd
-			     : -1;
+	 * dead one had read sent again: over /dev/fuse (no live state is
+	 * kept over io_uring, session_live.c). */
+	a->live_fd = -1;
+	if ((s->init.capable & FUSE_HAS_RESEND) &&
+	    !fring_transports_rings(&s->ts))
+		a->live_fd = s->live_fd;
 	return fring_transports_rings(&s->ts) && a->shm_fd < 0 ? -EOPNOTSUPP
 							       : 0;
 }
@@ -306,7 +307,7 @@ int fring_session_adopt(struct fring_session *s, const struct fring_adopt *a,
 				version, strerror(-ret));
 			return ret;
 		}
-		fring_session_live_start(s, -1, 0, NULL);
+		fring_session_live_begin(s, a->shm_fd >= 0);
 	}
 	if (a->shm_fd < 0)
 		return 0;

@@ -28,6 +28,7 @@ struct fring_adopt {
 	int live_fd; /* export: the plugin's state_live memfd (restart:
 		      * on_crash), else -1 (not counted in nfds) */
 	int crash;   /* adopt: the state is a crashed server's live memfd */
+	uint32_t restart; /* export: the mount's FRING_RESTART_* */
 };
 
 /* --- the old server --- */

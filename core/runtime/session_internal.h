@@ -59,7 +59,11 @@ int fring_session_fill(struct fring_session *s, char **err);
 /* The plugin's name, else its path. */
 const char *fring_session_plugin_name(const struct fring_session *s);
 
-/* restart: on_crash (session_live.c): give the plugin's state_live its
+/* restart: on_crash (session_live.c), once the transport is known and
+ * before any request but INIT: over /dev/fuse start the plugin's live
+ * state; over io_uring (rings) warn that a crash aborts, and start none. */
+void fring_session_live_begin(struct fring_session *s, int rings);
+/* Give the plugin's state_live its
  * memfd, fd (taken; -1: a new one) with flags. 0, or -errno + *err
  * when a recovery failed; a plugin without the hook, or a fresh start
  * that fails, is logged and leaves live_fd -1 (a crash aborts). */

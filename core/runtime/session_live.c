@@ -5,8 +5,9 @@
  * holds with the /dev/fuse files (core/cli/super_crash.c); a new server
  * started after the crash hands it back with FRING_STATE_LIVE_RECOVER
  * (session_adopt.c). Requests the dead server had read from /dev/fuse come
- * again by FUSE_NOTIFY_RESEND; over io_uring the new server finds them in
- * the ring memory (core/transport/README.md, "Restart after a crash").
+ * again by FUSE_NOTIFY_RESEND. Over io_uring there is no live state and a
+ * crash aborts: requests the kernel had given a dead ring's entries can be
+ * stranded for good (core/transport/README.md, "Restart after a crash").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +18,24 @@
 #include "../base/log.h"
 #include "session_adopt.h"
 #include "session_internal.h"
+
+void fring_session_live_begin(struct fring_session *s, int rings)
+{
+	if (s->restart != FRING_RESTART_ON_CRASH)
+		return;
+	if (!rings) {
+		fring_session_live_start(s, -1, 0, NULL);
+		return;
+	}
+	/* No live state then: the plugin's tables cost nothing, and the
+	 * supervisor aborts at a crash (core/cli/super_crash.c). */
+	fring_warn(
+		"%s: restart: on_crash applies only over /dev/fuse: this "
+		"mount is served over io_uring, where a crash of the serving "
+		"process aborts it (ENOTCONN), since the kernel (6.18) can "
+		"strand a dead ring's requests for good",
+		s->mountpoint);
+}
 
 int fring_session_live_start(struct fring_session *s, int fd, uint32_t flags,
 			     char **err)

@@ -41,7 +41,7 @@
 /* A pool-mode header buffer: fuse_uring_req_header (288 bytes) rounded to
  * cache lines. Payloads no longer sit behind it, so no page per entry. */
 #define POOL_HDR_SZ 512u
-_Static_assert(sizeof(struct fuse_uring_req_header) + 8 <= POOL_HDR_SZ,
+_Static_assert(sizeof(struct fuse_uring_req_header) <= POOL_HDR_SZ,
 	       "pool header slot too small");
 /* Default pool: as many buffers as entries, at most 8 (see README). */
 #define POOL_DEFAULT_BUFS 8u

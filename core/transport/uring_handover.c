@@ -17,9 +17,7 @@
  * rings with no REGISTER, and dispatches every held request; each of its
  * commits fetches what queued meanwhile, so the entries are its own from
  * then on. An entry found empty (an old server that died without filling)
- * was cancelled with its ring and is registered again. After a crash
- * (restart: on_crash) an entry may hold a reply the dead server had begun
- * (its commit_id in uring_reply_of): that request fails with EIO.
+ * was cancelled with its ring and is registered again.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -304,52 +302,9 @@ void uring_release_held(struct uring_thread *t)
 
 /* ---- the new server: adopt what the entries hold ---- */
 
-void uring_mark_reply(struct uring_ent *e)
-{
-	atomic_store_explicit(uring_reply_of(e), e->commit_id,
-			      memory_order_relaxed);
-	/* Seen before any byte of the reply, even by a process that reads
-	 * the memory after this one was killed. */
-	atomic_thread_fence(memory_order_seq_cst);
-}
-
-/* A crashed server's entry holding a reply begun for cid: fail the
- * request with EIO by its commit_id (K1 in tests/takeover). probe: the
- * dead server may have sent that commit already; the kernel then answers
- * -ENOENT (K3) and the entry is registered anew (uring_serve.c). */
-static int fail_held(struct uring_thread *t, struct uring_ent *e, uint64_t cid,
-		     int probe)
-{
-	e->commit_id = cid;
-	e->probe = (uint8_t)probe;
-	uring_write_out_header(e, -EIO, cid, 0);
-	return uring_prep_commit(t, e);
-}
-
-/* What a dead or exited server left in e: 1 a request to dispatch, 0
- * a commit (EIO) or REGISTER sent, -EBUSY when the SQ is full. */
-static int adopt_one(struct uring_thread *t, struct uring_ent *e, uint32_t *n)
-{
-	uint64_t cid = e->hdr->ring_ent_in_out.commit_id;
-	uint64_t ro = atomic_load(uring_reply_of(e));
-
-	if (cid && ro != cid) {
-		n[0]++;
-		return 1; /* the request, untouched */
-	}
-	if (cid || ro) {
-		n[cid ? 1 : 3]++; /* a reply begun, or a commit maybe sent */
-		return fail_held(t, e, cid ? cid : ro, !cid) ? -EBUSY : 0;
-	}
-	/* Armed in a ring that died with its server: the kernel keeps that
-	 * entry unused (cancelled), so this memory is free for a new one. */
-	n[2]++;
-	return uring_prep_register(t, e) ? -EBUSY : 0;
-}
-
 int uring_adopt_start(struct uring_thread *t)
 {
-	uint32_t n[4] = { 0 }; /* dispatched, failed, registered, probed */
+	uint32_t held = 0, fresh = 0;
 
 	if (!t->u->adopting)
 		return 0;
@@ -360,11 +315,18 @@ int uring_adopt_start(struct uring_thread *t)
 
 		for (uint32_t j = 0; j < q->depth; j++) {
 			struct uring_ent *e = &q->ents[j];
-			int ret = adopt_one(t, e, n);
 
-			if (ret < 0)
-				return ret;
-			e->adopt = ret == 1;
+			e->adopt = !!e->hdr->ring_ent_in_out.commit_id;
+			if (e->adopt) {
+				held++;
+				continue;
+			}
+			/* Cancelled with a dead server's ring: the kernel
+			 * keeps that entry unused, so this memory is free
+			 * for a new one. */
+			fresh++;
+			if (uring_prep_register(t, e))
+				return -EBUSY;
 		}
 	}
 	for (uint32_t i = 0; i < t->nq; i++) {
@@ -379,14 +341,8 @@ int uring_adopt_start(struct uring_thread *t)
 			uring_request_arrived(t, e);
 		}
 	}
-	if (n[1])
-		fring_warn(
-			"uring: thread %u: %u request(s) a crashed server had "
-			"begun to answer failed with EIO",
-			t->idx, n[1]);
 	fring_dbg("uring: thread %u: adopted %u held request(s), registered "
-		  "%u entries anew, %u more once the kernel says their last "
-		  "commit was sent",
-		  t->idx, n[0], n[2], n[3]);
+		  "%u entries anew",
+		  t->idx, held, fresh);
 	return 0;
 }

@@ -64,8 +64,6 @@ struct uring_ent {
 					* an atomic read-modify-write (uring_io.c) */
 	uint8_t adopt;                 /* holds a request an old server left
 					* (uring_handover.c) */
-	uint8_t probe;                 /* a commit of a crashed server's reply:
-					* -ENOENT means it was sent, register */
 	struct iovec reg_iov[2];       /* REGISTER argument */
 
 	_Atomic int state;             /* enum ent_state */
@@ -475,17 +473,6 @@ void uring_release_held(struct uring_thread *t);
 /* A new server's thread, once released: dispatch what its entries hold,
  * REGISTER the empty ones. 0 or -EBUSY (no SQE). */
 int uring_adopt_start(struct uring_thread *t);
-/* The commit_id whose reply is being written into e, kept in the entry
- * memory past the kernel's header (both header sizes leave room): a
- * crashed server's entry that holds its request's commit_id here holds a
- * reply begun, no longer the request (uring_handover.c). */
-static inline _Atomic uint64_t *uring_reply_of(const struct uring_ent *e)
-{
-	return (_Atomic uint64_t *)((char *)e->hdr +
-				    sizeof(struct fuse_uring_req_header));
-}
-/* Before the first byte of a reply goes into e. */
-void uring_mark_reply(struct uring_ent *e);
 
 /* uring_abort.c */
 int uring_abort_connection(struct fring_uring *u, const char *why);

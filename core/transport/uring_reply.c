@@ -35,7 +35,6 @@ void uring_write_out_header(struct uring_ent *e, int32_t error,
 		.unique = unique,
 	};
 
-	uring_mark_reply(e);
 	memcpy(e->hdr->in_out, &oh, sizeof(oh));
 	e->hdr->ring_ent_in_out.payload_sz = body;
 }
@@ -92,7 +91,6 @@ static int ent_send(struct fring_request *r, const struct iovec *iov,
 	}
 	for (int i = 1; i < iovcnt; i++)
 		total += iov[i].iov_len;
-	uring_mark_reply(e); /* the body may go over the request's payload */
 	if (e->zc && !error && zc_refuse(e, r, iov, iovcnt, total)) {
 		uring_write_out_header(e, -EIO, oh->unique, 0);
 		atomic_store_explicit(&e->state, ENT_REPLIED, memory_order_release);

@@ -233,15 +233,11 @@ void uring_request_arrived(struct uring_thread *t, struct uring_ent *e)
 
 static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)
 {
-	int probe;
-
 	if (atomic_load_explicit(&e->state, memory_order_relaxed) != ENT_KERNEL) {
 		fring_err("uring: qid %u: completion for an entry not in the "
 			  "kernel (state %d)", e->qid, atomic_load(&e->state));
 		return;
 	}
-	probe = e->probe;
-	e->probe = 0;
 	switch (res) {
 	case 0:
 		if (atomic_load_explicit(&t->u->hold, memory_order_relaxed)) {
@@ -259,13 +255,6 @@ static void cmd_done(struct uring_thread *t, struct uring_ent *e, int res)
 		if ((e->last_cmd == FUSE_IO_URING_CMD_REGISTER
 			     ? uring_prep_register(t, e)
 			     : uring_prep_commit(t, e)) != 0)
-			uring_abort_connection(t->u, "SQ exhausted");
-		return;
-	case -ENOENT: /* a crashed server's commit that had been sent */
-		if (!probe)
-			break;
-		atomic_store(uring_reply_of(e), 0);
-		if (uring_prep_register(t, e))
 			uring_abort_connection(t->u, "SQ exhausted");
 		return;
 	case -ENOTCONN:     /* unmount or abort: the entry is gone */

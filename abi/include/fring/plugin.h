@@ -775,8 +775,9 @@ struct fring_plugin {
 	int32_t (*state_load)(void *inst, int fd, uint32_t version);
 
 	/* ---- ABI 1.8 ---- Restart after a crash (`restart: on_crash`).
-	 * state_live: before any request, the runtime gives fd, a memfd that
-	 * outlives this process (the supervisor holds it). The instance keeps
+	 * state_live: after init and before any other request, the runtime
+	 * gives fd, a memfd that outlives this process (the supervisor holds
+	 * it); only to a mount with the key served over /dev/fuse. The instance keeps
 	 * in it, as it goes, what a new instance needs should this process
 	 * die: every node id, generation and open file the kernel holds. An
 	 * update cut short by the death must leave fd readable (an
