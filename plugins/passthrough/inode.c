@@ -236,7 +236,7 @@ void pt_inode_unref(struct pt_fs *fs, struct pt_inode *ino, uint64_t nlookup,
 	ino->nlookup -= nlookup;
 	ino->refs -= refs;
 	if (ino == &fs->root || ino->nlookup || ino->refs) {
-		if (nlookup)
+		if (pt_live_on(fs) && nlookup) /* a FORGET of some */
 			pt_live_inode(fs, ino);
 		return;
 	}

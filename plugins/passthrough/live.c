@@ -39,8 +39,6 @@
 #define LIVE_SIZE (LIVE_HDR + 2 * LIVE_REGION)
 #define LIVE_MIN_COMPACT (4ull << 20)
 
-enum { R_INODE = 1, R_GONE, R_OPEN, R_CLOSE };
-
 struct live_hdr {
 	uint32_t magic, handles;
 	uint64_t root_dev, root_ino;
@@ -99,7 +97,7 @@ static int put_inode(char *base, uint64_t *tail, const struct pt_inode *in)
 	iov[1] = (struct iovec){ in->name, si.name_len };
 	iov[2] = (struct iovec){ in->handle ? in->handle->f_handle : NULL,
 				 si.handle_bytes };
-	return put_rec(base, tail, R_INODE, iov, 3);
+	return put_rec(base, tail, PT_LIVE_INODE, iov, 3);
 }
 
 static int put_open(char *base, uint64_t *tail, uint32_t slot, uint32_t flags,
@@ -112,7 +110,7 @@ static int put_open(char *base, uint64_t *tail, uint32_t slot, uint32_t flags,
 				    .dir = dir };
 	struct iovec iov = { &so, sizeof(so) };
 
-	return put_rec(base, tail, R_OPEN, &iov, 1);
+	return put_rec(base, tail, PT_LIVE_OPEN, &iov, 1);
 }
 
 static void punch(struct pt_live *l, uint32_t r)
@@ -159,9 +157,10 @@ static void compact(struct pt_fs *fs)
 	l->limit = 2 * t > LIVE_MIN_COMPACT ? 2 * t : LIVE_MIN_COMPACT;
 }
 
+/* fs->live set (pt.h's inline test), and the log not given up. */
 static bool live_on(const struct pt_fs *fs)
 {
-	return fs->live && atomic_load(&hdr_of(fs->live)->active) < 2;
+	return atomic_load(&hdr_of(fs->live)->active) < 2;
 }
 
 /* The log takes a change, or the tables are written afresh (they have
@@ -174,7 +173,7 @@ static bool room(struct pt_fs *fs)
 	return false;
 }
 
-void pt_live_inode(struct pt_fs *fs, const struct pt_inode *in)
+void pt_live_inode_rec(struct pt_fs *fs, const struct pt_inode *in)
 {
 	if (!live_on(fs) || in == &fs->root || !room(fs))
 		return;
@@ -182,7 +181,7 @@ void pt_live_inode(struct pt_fs *fs, const struct pt_inode *in)
 		compact(fs);
 }
 
-static void put_id(struct pt_fs *fs, uint32_t type, uint64_t id)
+void pt_live_id_rec(struct pt_fs *fs, uint32_t type, uint64_t id)
 {
 	struct iovec iov = { &id, sizeof(id) };
 
@@ -193,13 +192,8 @@ static void put_id(struct pt_fs *fs, uint32_t type, uint64_t id)
 		compact(fs);
 }
 
-void pt_live_gone(struct pt_fs *fs, uint64_t nodeid)
-{
-	put_id(fs, R_GONE, nodeid);
-}
-
-void pt_live_open(struct pt_fs *fs, uint32_t slot, uint32_t flags,
-		  uint64_t nodeid, bool dir)
+void pt_live_open_rec(struct pt_fs *fs, uint32_t slot, uint32_t flags,
+		      uint64_t nodeid, bool dir)
 {
 	if (!live_on(fs) || !room(fs))
 		return;
@@ -208,16 +202,11 @@ void pt_live_open(struct pt_fs *fs, uint32_t slot, uint32_t flags,
 		compact(fs);
 }
 
-void pt_live_close(struct pt_fs *fs, uint32_t slot)
-{
-	put_id(fs, R_CLOSE, slot);
-}
-
 /* ---- recovery: the log as a state.c stream ---- */
 
 struct scan {
-	const char **ino;  /* by node id: its last R_INODE body, NULL */
-	const char **open; /* by slot: its last R_OPEN body, NULL */
+	const char **ino;  /* by node id: its last PT_LIVE_INODE body, NULL */
+	const char **open; /* by slot: its last PT_LIVE_OPEN body, NULL */
 	uint64_t nids, nslots, maxgen;
 };
 
@@ -243,9 +232,9 @@ static uint64_t rec_id(uint32_t type, const char *b)
 {
 	uint64_t id;
 
-	if (type == R_INODE)
+	if (type == PT_LIVE_INODE)
 		return ((const struct pt_state_inode *)b)->nodeid;
-	if (type == R_OPEN)
+	if (type == PT_LIVE_OPEN)
 		return ((const struct pt_state_open *)b)->slot;
 	memcpy(&id, b, sizeof(id));
 	return id;
@@ -255,13 +244,13 @@ static void size_one(struct scan *sc, uint32_t type, const char *b, size_t n)
 {
 	uint64_t id = rec_id(type, b);
 
-	if ((type == R_INODE || type == R_GONE) && id < UINT32_MAX &&
-	    id >= sc->nids)
+	if ((type == PT_LIVE_INODE || type == PT_LIVE_GONE) &&
+	    id < UINT32_MAX && id >= sc->nids)
 		sc->nids = id + 1;
-	if ((type == R_OPEN || type == R_CLOSE) && id < UINT32_MAX &&
-	    id >= sc->nslots)
+	if ((type == PT_LIVE_OPEN || type == PT_LIVE_CLOSE) &&
+	    id < UINT32_MAX && id >= sc->nslots)
 		sc->nslots = id + 1;
-	if (type == R_INODE && n >= sizeof(struct pt_state_inode) &&
+	if (type == PT_LIVE_INODE && n >= sizeof(struct pt_state_inode) &&
 	    ((const struct pt_state_inode *)b)->generation > sc->maxgen)
 		sc->maxgen = ((const struct pt_state_inode *)b)->generation;
 }
@@ -270,15 +259,15 @@ static void index_one(struct scan *sc, uint32_t type, const char *b, size_t n)
 {
 	uint64_t id = rec_id(type, b);
 
-	if (type == R_INODE && n >= sizeof(struct pt_state_inode) &&
+	if (type == PT_LIVE_INODE && n >= sizeof(struct pt_state_inode) &&
 	    id < sc->nids)
 		sc->ino[id] = b;
-	else if (type == R_GONE && id < sc->nids)
+	else if (type == PT_LIVE_GONE && id < sc->nids)
 		sc->ino[id] = NULL;
-	else if (type == R_OPEN && n >= sizeof(struct pt_state_open) &&
+	else if (type == PT_LIVE_OPEN && n >= sizeof(struct pt_state_open) &&
 		 id < sc->nslots)
 		sc->open[id] = b;
-	else if (type == R_CLOSE && id < sc->nslots)
+	else if (type == PT_LIVE_CLOSE && id < sc->nslots)
 		sc->open[id] = NULL;
 }
 
