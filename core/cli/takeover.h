@@ -61,11 +61,13 @@ struct tko_msg {
 	 * reads as 0 there (tko_recv zeroes), and an older fring reads the
 	 * start of a longer one (SOCK_SEQPACKET truncates). */
 	uint32_t auto_unmount; /* MOUNT: the mount option */
-	uint32_t live; /* MOUNT: the last fd is the plugin's state_live memfd
-			 * (restart: on_crash); ADOPT: the state fd is a
-			 * crashed server's live memfd, not a saved state */
-	uint32_t restart; /* MOUNT: the mount's restart key (FRING_RESTART_*),
-			   * for the supervisor's line at a crash */
+	/* MOUNT: the last fd is the plugin's state_live memfd (restart:
+	 * on_crash); ADOPT: the state fd is a crashed server's live memfd,
+	 * not a saved state. */
+	uint32_t live;
+	/* MOUNT: the mount's restart key (FRING_RESTART_*), for the
+	 * supervisor's line at a crash. */
+	uint32_t restart;
 };
 
 /* The environment variable that makes an exec'd fring a new server: the
