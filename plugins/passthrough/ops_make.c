@@ -106,8 +106,8 @@ int pt_open_flags(struct pt_fs *fs, uint32_t flags)
 /* CREATE's and TMPFILE's reply: the new inode's entry (one lookup
  * reference, dropped again on any failure) with fd open as its file
  * handle. fd is the caller's until here, ours after. */
-static void reply_opened(struct pt_fs *fs, fring_req *r, uint32_t flags,
-			 int fd, int oflags, const struct fring_entry *e)
+static void reply_opened(struct pt_fs *fs, fring_req *r, uint32_t flags, int fd,
+			 int oflags, const struct fring_entry *e)
 {
 	struct fring_open_out o;
 	int err = pt_open_out(fs, flags, fd, oflags, e->ino, &o);
