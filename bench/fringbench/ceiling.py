@@ -150,7 +150,7 @@ def table(targets, summary, fmt):
             e = summary.get(mid, {}).get(t.name, {})
             if "median" not in e:
                 err = (e.get("errors") or ["–"])[0][:60].replace("|", "\\|")
-                cells += [err, "", "", ""]
+                cells += [err, "–", "–", "–"]
                 continue
             cpu = e.get("cpu")
             other = summary[mid].get("libfuse-" + t.name.split("-", 1)[-1], {}).get("cpu")
