@@ -27,6 +27,14 @@ static const char *path;
 static atomic_int stop;
 static atomic_int first_errno;
 
+/* the first error any thread met: it stops the run */
+static void note_error(int e)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&first_errno, &none, e);
+}
+
 struct worker {
 	pthread_t tid;
 	unsigned long long calls;
@@ -39,13 +47,13 @@ static void *loop(void *arg)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
-		atomic_compare_exchange_strong(&first_errno, &(int){ 0 }, errno);
+		note_error(errno);
 		return NULL;
 	}
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC,
 			  STATX_BASIC_STATS, &st) != 0) {
-			atomic_compare_exchange_strong(&first_errno, &(int){ 0 }, errno);
+			note_error(errno);
 			break;
 		}
 		w->calls++;
@@ -69,9 +77,10 @@ int main(int argc, char **argv)
 	int threads;
 	double seconds, t0, dt;
 
-	if (argc != 4 || (threads = atoi(argv[2])) < 1 || threads > MAX_THREADS ||
-	    (seconds = atof(argv[3])) <= 0) {
-		fprintf(stderr, "usage: getattr_load PATH THREADS(1-%d) SECONDS\n",
+	if (argc != 4 || (threads = atoi(argv[2])) < 1 ||
+	    threads > MAX_THREADS || (seconds = atof(argv[3])) <= 0) {
+		fprintf(stderr,
+			"usage: getattr_load PATH THREADS(1-%d) SECONDS\n",
 			MAX_THREADS);
 		return 2;
 	}
@@ -82,7 +91,6 @@ int main(int argc, char **argv)
 			perror("pthread_create");
 			return 1;
 		}
-	/* an error stops the run early: it is the figure then */
 	while (now() - t0 < seconds && !atomic_load(&first_errno))
 		usleep(10000);
 	atomic_store(&stop, 1);
@@ -93,6 +101,7 @@ int main(int argc, char **argv)
 	dt = now() - t0;
 	printf("{\"calls\": %llu, \"seconds\": %.6f, \"threads\": %d, \"error\": %s%s%s}\n",
 	       calls, dt, threads, first_errno ? "\"" : "",
-	       first_errno ? strerror(first_errno) : "null", first_errno ? "\"" : "");
+	       first_errno ? strerror(first_errno) : "null",
+	       first_errno ? "\"" : "");
 	return first_errno ? 1 : 0;
 }
