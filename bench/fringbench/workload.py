@@ -45,8 +45,9 @@ def check(phase, r):
     """What a finished phase gave besides its time ({name: figure}), or
     raises RuntimeError with its error. grep's status 1 is "no match"."""
     if r.returncode != 0 and not (phase == "grep" and r.returncode == 1):
-        raise RuntimeError("%s rc %d: %s" % (phase, r.returncode,
-                                             (r.stderr or "").strip()[-300:].replace("\n", " ")))
+        lines = (r.stderr or "").strip().splitlines() or ["no message"]
+        raise RuntimeError("%s rc %d: %s (%d lines on stderr)" % (
+            phase, r.returncode, lines[0][:300], len(lines)))
     if phase == "find":
         return {"entries": len(r.stdout.splitlines())}
     if phase == "du":
@@ -56,6 +57,11 @@ def check(phase, r):
         return {"matches": sum(int(l.rsplit(":", 1)[1]) for l in r.stdout.splitlines()),
                 "files": len(r.stdout.splitlines())}
     return {}
+
+
+def entries(root):
+    """Files and directories below root (how far an untar got)."""
+    return sum(len(ds) + len(fs) for _, ds, fs in os.walk(root))
 
 
 def run(directory, backing, tar, tag, pid, drop=tree.drop_dentries,
@@ -81,6 +87,10 @@ def run(directory, backing, tar, tag, pid, drop=tree.drop_dentries,
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 res[mid] = {"error": str(e) if not isinstance(e, subprocess.TimeoutExpired)
                             else "%s timed out after %d s" % (phase, timeout)}
+                if phase == "untar":
+                    res[mid]["entries_done"] = entries(os.path.join(backing, name))
+                    res[mid]["error"] = "after %d entries: %s" % (res[mid]["entries_done"],
+                                                                res[mid]["error"])
                 for later, _ in PHASES[i + 1:]:
                     res["J11-" + later] = {"error": "not run: %s failed" % phase}
                 break

@@ -213,7 +213,7 @@ def test_j11_failed_phase_stops_the_rest(tmp_path):
     from fringbench import workload
     got = workload.run(str(tmp_path), str(tmp_path), str(tmp_path / "missing.tar"), "t",
                        None, drop=lambda: None)
-    assert got["J11-untar"]["error"].startswith("untar rc 2: ")
+    assert got["J11-untar"]["error"].startswith("after 0 entries: untar rc 2: ")
     assert got["J11-rm"] == {"error": "not run: untar failed"}
     assert os.listdir(str(tmp_path)) == []
 
