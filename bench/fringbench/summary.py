@@ -92,7 +92,7 @@ def stats_headline(r):
 
 def side_headline(r, targets, jobs, summary):
     """The headline tables of a run of SIDE_JOBS only."""
-    L = ["Medians of %d rounds:" % r["data"]["rounds"], ""]
+    L = ["Measured in %d interleaved rounds:" % r["data"]["rounds"], ""]
     for j in jobs:
         L += SIDE_JOBS[j][1](targets, summary, fmt)[2:]
     return L[:-1]
