@@ -22,7 +22,8 @@ def load(folder):
         opts = SimpleNamespace(quick=data["quick"], rounds=data["rounds"],
                                runtime=o["runtime"], size=o["size"],
                                meta_files=o["meta_files"],
-                               tree_files=o.get("tree_files"))
+                               tree_files=o.get("tree_files"), tarball=o.get("tarball"),
+                               ceiling=o.get("ceiling"))
     else:
         # runs from before the JSON kept its options: its command line
         opts = parse_args(data["argv"][1:])
