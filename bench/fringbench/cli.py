@@ -18,7 +18,7 @@ from .report import write_markdown
 from .results import run_dir, write_run_file
 from .rounds import measure
 from .stats import metric_list, summarize
-from . import scaling, tarball, tree
+from . import ceiling, scaling, tarball, tree
 from . import summary as results_summary
 from .targets import ExtraTarget, FringTarget, RawTarget
 from .util import die, log, parse_size, run
@@ -238,7 +238,8 @@ def write_outputs(args, targets, samples, machine, timing):
                                "meta_files": args.meta_files,
                                "tree_files": args.tree_files, "jobs": args.job_ids,
                                "tarball": getattr(args, "tarball", None),
-                               "ceiling": args.ceiling},
+                               "ceiling": args.ceiling,
+                               "ceiling_servers": ceiling.SERVERS},
                    "targets": [t.record() for t in targets],
                    "samples": samples, "summary": summary}, f, indent=1)
     write_run_file(outdir, sys.argv, machine["fring_commit"])

@@ -75,8 +75,8 @@ def workload_lines(opts, metrics):
         L.append("- real workload (J11): `%s`, %s MiB, %s entries" % (
             tb["name"], fmt(tb["bytes"] / (1 << 20)), fmt(tb["entries"])))
     if any(m[0].startswith("J12-") for m in metrics):
-        L.append("- ceiling (J12): fring targets serve the `null` plugin with `queues: 1`%s" % (
-            "".join("; %s: `%s`" % kv for kv in sorted((getattr(opts, "ceiling", None)
+        L.append("- ceiling (J12): fring targets serve the `null` plugin %s%s" % (
+            getattr(opts, "ceiling_servers", None) or ceiling.SERVERS, "".join("; %s: `%s`" % kv for kv in sorted((getattr(opts, "ceiling", None)
                                                         or {}).items()))))
     return L
 
