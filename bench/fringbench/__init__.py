@@ -8,6 +8,8 @@ bench/zerocopy and bench/bindings are its command lines.
     targets   what the jobs run against: the raw directory, fring, any
               other FUSE server
     jobs      the fio jobs J1-J5, J7 and the metadata job J6
+    latency, scaling, tree, workload, ceiling
+              J8, J9, J10, J11 (tarball: its tarball) and J12
     machine   the machine and fring build a run measured
     stats     medians and ratios over rounds
     report    bench/run's markdown report

@@ -18,7 +18,7 @@ from .report import write_markdown
 from .results import run_dir, write_run_file
 from .rounds import measure
 from .stats import metric_list, summarize
-from . import scaling, tree
+from . import ceiling, scaling, tarball, tree
 from . import summary as results_summary
 from .targets import ExtraTarget, FringTarget, RawTarget
 from .util import die, log, parse_size, run
@@ -86,6 +86,17 @@ def parser():
     p.add_argument("--tree-files", type=int, default=None,
                    help="files in the large-tree job J10, in %d directories "
                         "(default 200000)" % tree.DIRS)
+    p.add_argument("--tarball", dest="tarball_path", default=None, metavar="TAR",
+                   help="the tarball J11 untars (default: Debian's %s source tree, "
+                        "fetched once with apt-get download into --tarball-cache; with "
+                        "--quick a git archive of this repository)" % tarball.PACKAGE)
+    p.add_argument("--tarball-cache", default=tarball.CACHE, metavar="DIR",
+                   help="where J11's default tarball is downloaded and kept "
+                        "(default: %(default)s)")
+    p.add_argument("--ceiling", action="append", default=[], metavar="NAME=CMD",
+                   help="J12's server for the --extra target NAME: a command template "
+                        "with {mnt} (a directory) or {file} (a regular file to mount on), "
+                        "e.g. libfuse's example/null (repeatable)")
     p.add_argument("--jobs", default=",".join(ALL_JOB_IDS),
                    help="comma-separated subset of %s" % ",".join(ALL_JOB_IDS))
     p.add_argument("--targets", default=None,
@@ -130,6 +141,16 @@ def parse_args(argv=None):
             p.error("--extra expects NAME=CMD, got %r" % e)
         if "{src}" not in cmd or "{mnt}" not in cmd:
             p.error("--extra %s: the command needs {src} and {mnt}" % name)
+    ceiling = {}
+    extras = [e.partition("=")[0].strip() for e in a.extra]
+    for e in a.ceiling:
+        name, sep, cmd = e.partition("=")
+        if not sep or name.strip() not in extras:
+            p.error("--ceiling expects NAME=CMD, NAME an --extra target, got %r" % e)
+        if "{mnt}" not in cmd and "{file}" not in cmd:
+            p.error("--ceiling %s: the command needs {mnt} or {file}" % name)
+        ceiling[name.strip()] = cmd.strip()
+    a.ceiling = ceiling
     pairs = []
     for kv in a.fring_transport:
         k, sep, v = kv.partition("=")
@@ -215,7 +236,10 @@ def write_outputs(args, targets, samples, machine, timing):
                    "quick": args.quick, "rounds": args.rounds,
                    "options": {"runtime": args.runtime, "size": args.size,
                                "meta_files": args.meta_files,
-                               "tree_files": args.tree_files, "jobs": args.job_ids},
+                               "tree_files": args.tree_files, "jobs": args.job_ids,
+                               "tarball": getattr(args, "tarball", None),
+                               "ceiling": args.ceiling,
+                               "ceiling_servers": ceiling.SERVERS},
                    "targets": [t.record() for t in targets],
                    "samples": samples, "summary": summary}, f, indent=1)
     write_run_file(outdir, sys.argv, machine["fring_commit"])

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """The jobs: fio jobs J1-J5 and J7 (FIO_JOBS) and the metadata job J6,
 done in Python (run_meta), each returning one sample per run; J8
-(latency.py), J9 (scaling.py) and J10 (tree.py) have modules of their own.
+(latency.py), J9 (scaling.py), J10 (tree.py), J11 (workload.py) and J12
+(ceiling.py) have modules of their own.
 
 A fio job's rate ("value") is IOPS (4k jobs) or MiB/s (1M jobs); its server
-CPU ("cpu") is seconds per 1000 I/Os (cpu "kio") or per GiB moved ("gib").
+CPU ("cpu") is seconds per 1000 I/Os (cpu "kio"), per GiB moved ("gib"),
+seconds per phase ("run") or µs per request ("req").
 J6's rates are operations (or entries) per second, its CPU seconds per
 1000 operations."""
 
@@ -47,10 +49,11 @@ META_METRICS = [
     ("J6-unlink", "unlink of each file", "ops/s"),
 ]
 ALL_JOB_IDS = [j["id"] for j in FIO_JOBS if j["id"] != "J7"] + ["J6", "J7", "J8", "J9",
-                                                                   "J10"]
+                                                                   "J10", "J11", "J12"]
 # fio's completion latency percentiles kept in every fio sample (clat_us)
 CLAT_PERCENTILES = (("p50", "50.000000"), ("p99", "99.000000"), ("p99.9", "99.900000"))
-CPU_UNITS = {"kio": "s/1k I/O", "gib": "s/GiB", "kop": "s/1k ops"}
+CPU_UNITS = {"kio": "s/1k I/O", "gib": "s/GiB", "kop": "s/1k ops", "run": "s",
+             "req": "µs/request"}
 
 # Seconds of each fio job run on the raw directory after the layout, not
 # recorded: on the Intel Xeon VM the first J5 after a layout started near
@@ -62,10 +65,16 @@ META_READ_S = 1.0  # J6 stat and list: whole passes for at least this long
 
 def fio_cmd(job, directory, size, runtime, out, extra=()):
     """fio's command line for job on files of size bytes in directory,
-    runtime seconds, JSON output to out."""
-    return ["fio", "--name=" + job["id"], "--directory=" + directory,
-            ("--filename=" + ":".join("%s.%d" % (job["files"], n) for n in range(job["shared"]))
-             if job.get("shared") else "--filename_format=%s.$jobnum" % job["files"]),
+    runtime seconds, JSON output to out; job["filename"], where given, is
+    the one file every job process uses."""
+    if job.get("filename"):
+        files = "--filename=" + job["filename"]
+    elif job.get("shared"):
+        files = "--filename=" + ":".join("%s.%d" % (job["files"], n)
+                                         for n in range(job["shared"]))
+    else:
+        files = "--filename_format=%s.$jobnum" % job["files"]
+    return ["fio", "--name=" + job["id"], "--directory=" + directory, files,
             "--size=%d" % size, "--rw=" + job["rw"], "--bs=" + job["bs"],
             "--ioengine=" + job["ioengine"], "--iodepth=%d" % job["iodepth"],
             "--numjobs=%d" % job["numjobs"], "--direct=1",
@@ -140,6 +149,8 @@ def run_fio(job, directory, size, runtime, workdir, pid):
             res["cpu"] = cpu / (side["total_ios"] / 1000.0)
         elif job["cpu"] == "gib" and side["io_bytes"]:
             res["cpu"] = cpu / (side["io_bytes"] / GiB)
+        elif job["cpu"] == "req" and side["total_ios"]:
+            res["cpu"] = cpu / side["total_ios"] * 1e6
     return res
 
 

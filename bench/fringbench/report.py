@@ -7,7 +7,8 @@ meta_files."""
 import os
 import shlex
 
-from . import latency, scaling, tree
+from . import ceiling, scaling, tree, workload
+from .stats import LOWER_IS_BETTER
 
 # What the default io_uring transport (placement auto) is held to, per
 # metric: at least 0.97x the best fixed fring placement and at least
@@ -65,6 +66,21 @@ def placement_table(targets, metrics, summary):
     return L + [""]
 
 
+def workload_lines(opts, metrics):
+    """The header's lines on J11's tarball and J12's servers (none for a
+    run without them)."""
+    L = []
+    tb = getattr(opts, "tarball", None)
+    if tb and any(m[0].startswith("J11-") for m in metrics):
+        L.append("- real workload (J11): `%s`, %s MiB, %s entries" % (
+            tb["name"], fmt(tb["bytes"] / (1 << 20)), fmt(tb["entries"])))
+    if any(m[0].startswith("J12-") for m in metrics):
+        L.append("- ceiling (J12): fring targets serve the `null` plugin %s%s" % (
+            getattr(opts, "ceiling_servers", None) or ceiling.SERVERS, "".join("; %s: `%s`" % kv for kv in sorted((getattr(opts, "ceiling", None)
+                                                        or {}).items()))))
+    return L
+
+
 def markdown(path, png, opts, argv, machine, targets, metrics, summary, timing):
     """The report that goes to path (the PNG's link is relative to it)."""
     L = []
@@ -85,6 +101,7 @@ def markdown(path, png, opts, argv, machine, targets, metrics, summary, timing):
               opts.runtime, opts.size, opts.meta_files,
               "; large tree (J10): %d files in %d directories" % (opts.tree_files, tree.DIRS)
               if any(m[0].startswith("J10-") for m in metrics) else ""),
+          *workload_lines(opts, metrics),
           "- load average before / after: %s / %s" % (timing["load_before"],
                                                       timing["load_after"]),
           ""]
@@ -123,11 +140,13 @@ def markdown(path, png, opts, argv, machine, targets, metrics, summary, timing):
     spng = os.path.join(os.path.dirname(png), scaling.PNG) if png else None
     L += scaling.table(targets, summary, fmt, os.path.relpath(
         spng, os.path.dirname(os.path.abspath(path))) if spng and os.path.exists(spng) else None)
+    L += workload.table(targets, summary, fmt)
+    L += ceiling.table(targets, summary, fmt)
     L += ["## Results", ""]
     for mid, title, unit, cpu_unit in metrics:
         L += ["### %s — %s" % (mid, title), "",
               "| target | median %s | min – max | %s | server CPU (%s) |" % (
-                  unit, "raw / target" if mid in latency.LOWER_IS_BETTER else "ratio to raw",
+                  unit, "raw / target" if mid in LOWER_IS_BETTER else "ratio to raw",
                   cpu_unit),
               "|---|---:|---:|---:|---:|"]
         for t in targets:

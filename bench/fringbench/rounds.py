@@ -5,9 +5,10 @@ one target later. Sizes are bytes, times seconds."""
 
 import datetime
 import os
+import shutil
 import time
 
-from . import latency, scaling, tree
+from . import ceiling, latency, scaling, tarball, tree, workload
 from .jobs import (CPU_UNITS, FIO_JOBS, META_METRICS, WARMUP_S, layout_files, run_fio,
                    run_meta, warm_up)
 from .machine import machine_description
@@ -15,15 +16,18 @@ from .report import fmt
 from .targets import Unavailable
 from .util import MiB, die, log, read_text, run
 
-FIO_IDS = ("J1", "J2", "J3", "J4", "J5", "J7", "J8", "J9")
+FIO_IDS = ("J1", "J2", "J3", "J4", "J5", "J7", "J8", "J9", "J12")  # J12's raw reads read.0
+TARBALL = "workload.tar"  # J11's tarball, copied onto the tmpfs beside the data
 
 
 def tmpfs_bytes(opts):
     """The backing tmpfs: 4 fio files, the metadata files, J10's
-    directories and 256 MiB."""
+    directories, J11's tarball and tree (a page more per entry) and 256
+    MiB."""
     fio_files = 4 * opts.size_bytes if any(j in opts.job_ids for j in FIO_IDS) else 0
+    tb = opts.tarball if "J11" in opts.job_ids else {"bytes": 0, "entries": 0}
     return fio_files, fio_files + 256 * MiB + opts.meta_files * 4096 + \
-        opts.tree_files * 64
+        opts.tree_files * 64 + 2 * tb["bytes"] + tb["entries"] * 4096
 
 
 def record(mine, rnd, name, jid, res, units):
@@ -79,8 +83,15 @@ def one_target(t, rnd, opts, datadir, workdir, samples):
         if "J10" in opts.job_ids:
             record(mine, rnd, t.name, "J10", tree.run(
                 where, datadir, opts.tree_files, "%s-%d" % (t.name, rnd), t.pid), "/s")
+        if "J11" in opts.job_ids:
+            record(mine, rnd, t.name, "J11", workload.run(
+                where, datadir, os.path.join(os.path.dirname(datadir), TARBALL),
+                "%s-%d" % (t.name, rnd), t.pid), "s")
     finally:
         t.stop()
+    if "J12" in opts.job_ids:
+        # its own server (null, or the --ceiling command), after t's unmount
+        record(mine, rnd, t.name, "J12", ceiling.run(t, opts, datadir, workdir), "/s")
 
 
 def measure(targets, opts, workdir, backing):
@@ -89,6 +100,9 @@ def measure(targets, opts, workdir, backing):
     Returns (samples, machine, timing); samples[target][metric] is a list
     of one sample per round."""
     samples = {}
+    if "J11" in opts.job_ids:
+        opts.tarball = tarball.prepare(opts.tarball_path, opts.tarball_cache, opts.quick,
+                                       workdir)
     load_before = read_text("/proc/loadavg", "?").split()[:3]
     start = datetime.datetime.now().astimezone()
     t_start = time.monotonic()
@@ -99,6 +113,9 @@ def measure(targets, opts, workdir, backing):
         die("mount -t tmpfs failed: %s" % r.stderr.strip())
     datadir = os.path.join(backing, "data")
     os.mkdir(datadir)
+    if "J11" in opts.job_ids:
+        log("copying %s onto the tmpfs" % opts.tarball["path"])
+        shutil.copyfile(opts.tarball["path"], os.path.join(backing, TARBALL))
     if fio_files:
         log("laying out fio files (4 x %s) on the tmpfs" % opts.size)
         layout_files(datadir, opts.size_bytes, workdir)

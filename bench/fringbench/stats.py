@@ -1,16 +1,20 @@
 # SPDX-License-Identifier: MIT
 """Statistics over rounds: the metrics of a run and, per metric and
 target, the median, min, max, the ratio to the raw directory's median and
-the median server CPU (in the metric's CPU unit). A latency's ratio is
-raw / target, so that a higher ratio is better for every metric."""
+the median server CPU (in the metric's CPU unit). A latency's or a
+duration's ratio is raw / target, so that a higher ratio is better for
+every metric."""
 
 import statistics
 
-from . import latency, scaling, tree
+from . import ceiling, latency, scaling, tree, workload
 from .jobs import CPU_UNITS, FIO_JOBS, META_METRICS
 
 # the jobs of more than one metric, each metric's id starting "JOB-"
-MULTI = (("J8", latency.METRICS), ("J9", scaling.METRICS), ("J10", tree.METRICS))
+MULTI = (("J8", latency.METRICS), ("J9", scaling.METRICS), ("J10", tree.METRICS),
+         ("J11", workload.METRICS), ("J12", ceiling.METRICS))
+# the metrics where less is better (µs, seconds)
+LOWER_IS_BETTER = latency.LOWER_IS_BETTER | workload.LOWER_IS_BETTER
 
 
 def metric_list(job_ids):
@@ -50,7 +54,7 @@ def summarize(samples, targets, metrics):
             if vals:
                 e["median"] = statistics.median(vals)
                 e["min"], e["max"] = min(vals), max(vals)
-                if raw_med and mid in latency.LOWER_IS_BETTER:
+                if raw_med and mid in LOWER_IS_BETTER:
                     e["ratio"] = raw_med / e["median"]
                 elif raw_med:
                     e["ratio"] = e["median"] / raw_med

@@ -7,6 +7,7 @@ import json
 import os
 from types import SimpleNamespace
 
+from . import ceiling
 from .cli import parse_args
 from .report import markdown
 from .stats import job_ids_of, metric_list, summarize
@@ -22,7 +23,10 @@ def load(folder):
         opts = SimpleNamespace(quick=data["quick"], rounds=data["rounds"],
                                runtime=o["runtime"], size=o["size"],
                                meta_files=o["meta_files"],
-                               tree_files=o.get("tree_files"))
+                               tree_files=o.get("tree_files"), tarball=o.get("tarball"),
+                               ceiling=o.get("ceiling"),
+                               ceiling_servers=o.get("ceiling_servers",
+                                                     ceiling.SERVERS_BEFORE))
     else:
         # runs from before the JSON kept its options: its command line
         opts = parse_args(data["argv"][1:])

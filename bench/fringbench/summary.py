@@ -12,7 +12,7 @@ import os
 import statistics
 import sys
 
-from . import BENCH
+from . import BENCH, ceiling, workload
 from .report import fmt, placement_table
 from .results import RESULTS, machine_kind
 from .stats import job_ids_of, metric_list, summarize
@@ -44,11 +44,20 @@ def runs(root=RESULTS):
     return out
 
 
+# bench/run's jobs that a run of their own may measure, beside the latest
+# full run: id -> (the variant's words, its headline table)
+SIDE_JOBS = {"J11": ("real workload", workload.table), "J12": ("runtime ceiling", ceiling.table)}
+
+
 def stats_variant(script, data):
-    """A bench/run pricing the live statistics (--fring-stats-off): a
-    variant of its own, so it stands beside the latest full run."""
+    """A bench/run pricing the live statistics (--fring-stats-off), or
+    measuring only SIDE_JOBS: a variant of its own, so it stands beside
+    the latest full run."""
     if script == "run" and any(t["name"].endswith("-nostats") for t in data["targets"]):
         return "statistics on/off"
+    jobs = job_ids_of(data["samples"]) if script == "run" else []
+    if jobs and set(jobs) <= set(SIDE_JOBS):
+        return " and ".join(SIDE_JOBS[j][0] for j in jobs)
     return ""
 
 
@@ -81,12 +90,23 @@ def stats_headline(r):
     return L
 
 
+def side_headline(r, targets, jobs, summary):
+    """The headline tables of a run of SIDE_JOBS only."""
+    L = ["Measured in %d interleaved rounds:" % r["data"]["rounds"], ""]
+    for j in jobs:
+        L += SIDE_JOBS[j][1](targets, summary, fmt)[2:]
+    return L[:-1]
+
+
 def run_headline(r):
     d = r["data"]
     if r["variant"] == "statistics on/off":
         return stats_headline(r)
     targets = [Recorded(t) for t in d["targets"]]
-    metrics = metric_list(job_ids_of(d["samples"]))
+    jobs = job_ids_of(d["samples"])
+    metrics = metric_list(jobs)
+    if set(jobs) <= set(SIDE_JOBS):
+        return side_headline(r, targets, jobs, summarize(d["samples"], targets, metrics))
     L = placement_table(targets, metrics, summarize(d["samples"], targets, metrics))[4:]
     if not L:
         return ["(no fixed placement in this run: see its report)"]

@@ -77,9 +77,10 @@ class FringTarget(Target):
     kind = "fring"
 
     def __init__(self, name, build_dir, transport, transport_extra=(), plugin_extra=(),
-                 ready_timeout=READY_TIMEOUT, stats_off=False):
+                 ready_timeout=READY_TIMEOUT, stats_off=False, plugin="passthrough"):
         super().__init__(name, ready_timeout)
         self.stats_off = stats_off
+        self.plugin = plugin    # passthrough gets source: the backing directory
         self.build_dir = build_dir
         self.transport = transport
         self.transport_extra = list(transport_extra)
@@ -92,8 +93,8 @@ class FringTarget(Target):
         self.fring = os.path.join(build_dir, "bin", "fring")
 
     def describe(self):
-        return "`%s run CONFIG`: plugin passthrough%s, transport { mode: %s%s }%s" % (
-            self.fring, "".join(", %s=%s" % kv for kv in self.plugin_extra),
+        return "`%s run CONFIG`: plugin %s%s, transport { mode: %s%s }%s" % (
+            self.fring, self.plugin, "".join(", %s=%s" % kv for kv in self.plugin_extra),
             self.transport, "".join(", %s: %s" % kv for kv in self.transport_extra),
             ", stats { enabled: false }" if self.stats_off else "")
 
@@ -101,15 +102,17 @@ class FringTarget(Target):
         if not os.access(self.fring, os.X_OK):
             raise Unavailable("%s not built" % self.fring)
         cfg = os.path.join(self.workdir, "%s.yaml" % self.name)
+        options = ([("source", json.dumps(src))] if self.plugin == "passthrough" else []) + \
+            self.plugin_extra
         with open(cfg, "w") as f:
-            # JSON strings are valid YAML scalars
+            # JSON strings are valid YAML scalars (a bare null is YAML's null)
             f.write("mounts:\n"
                     "  - mountpoint: %s\n"
-                    "    plugin: passthrough\n"
-                    "    options: { source: %s%s }\n"
+                    "    plugin: %s\n"
+                    "    options: { %s }\n"
                     "    transport: { mode: %s%s }\n%s"
-                    % (json.dumps(mnt), json.dumps(src),
-                       "".join(", %s: %s" % kv for kv in self.plugin_extra), self.transport,
+                    % (json.dumps(mnt), json.dumps(self.plugin),
+                       ", ".join("%s: %s" % kv for kv in options), self.transport,
                        "".join(", %s: %s" % kv for kv in self.transport_extra),
                        "    stats: { enabled: false }\n" if self.stats_off else ""))
         env = dict(os.environ)

@@ -13,7 +13,6 @@ last one it reads the open files back. Needs root and /dev/fuse; leaves
 nothing mounted.
 """
 
-import argparse
 import json
 import os
 import re
@@ -31,17 +30,11 @@ LOADED = re.compile(r"passthrough: took over (\d+) inodes and (\d+) open "
                     r"files in ([\d.]+) ms \(([\d.]+) ms CPU\)")
 RESTART = re.compile(r"took over \d+ mount\(s\) from pid \d+ in (\d+) ms")
 
+from common import make_tree, parser
+
 
 def parse():
-    here = os.path.dirname(os.path.abspath(__file__))
-    build = os.path.join(here, "..", "..", "build")
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fring", default=os.path.join(build, "bin", "fring"),
-                    help="the fring binary (default: build/bin/fring)")
-    ap.add_argument("--plugin-dir", default=os.path.join(build, "lib", "fring", "plugins"),
-                    help="FRING_PLUGIN_PATH (default: the build's plugins)")
+    ap = parser(__doc__)
     ap.add_argument("--inodes", type=int, default=100_000, help="default 100000")
     ap.add_argument("--open", type=int, default=100,
                     help="files kept open across the takeovers (default 100)")
@@ -63,14 +56,7 @@ def main():
     rundir, log = os.path.join(tmp, "run"), os.path.join(tmp, "log")
     os.mkdir(src)
     os.mkdir(mp)
-    names = []
-    for i in range(a.inodes):
-        d = "d%03d" % (i // 1000)
-        if i % 1000 == 0:
-            os.mkdir(os.path.join(src, d))
-        names.append(os.path.join(d, "f%06d" % i))
-        with open(os.path.join(src, names[-1]), "w") as w:
-            w.write(names[-1])
+    names = make_tree(src, a.inodes)
     env = dict(os.environ, FRING_PLUGIN_PATH=a.plugin_dir, FRING_RUNTIME_DIR=rundir)
     err = open(log, "w")
     proc = subprocess.Popen([a.fring, "mount", "passthrough", mp, "-t", a.transport,

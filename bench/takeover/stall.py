@@ -14,7 +14,6 @@ window from the restart's start to 0.2 s after it returned; then their
 medians and maxima. Needs root and /dev/fuse; leaves nothing mounted.
 """
 
-import argparse
 import json
 import mmap
 import os
@@ -28,17 +27,11 @@ import tempfile
 import threading
 import time
 
+from common import make_tree, parser
+
 
 def parse():
-    here = os.path.dirname(os.path.abspath(__file__))
-    build = os.path.join(here, "..", "..", "build")
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 1)[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fring", default=os.path.join(build, "bin", "fring"),
-                    help="the fring binary (default: build/bin/fring)")
-    ap.add_argument("--plugin-dir", default=os.path.join(build, "lib", "fring", "plugins"),
-                    help="FRING_PLUGIN_PATH (default: the build's plugins)")
+    ap = parser(__doc__)
     ap.add_argument("--size", type=int, default=16, help="MiB of data (default 16)")
     ap.add_argument("--transport", choices=("devfuse", "uring"), default="devfuse",
                     help="the mount's transport (default devfuse)")
@@ -99,12 +92,7 @@ def main():
     if a.plugin == "passthrough":
         src = os.path.join(tmp, "src")
         os.mkdir(src)
-        for i in range(a.inodes):
-            d = "d%03d" % (i // 1000)
-            if i % 1000 == 0:
-                os.mkdir(os.path.join(src, d))
-            names.append(os.path.join(d, "f%06d" % i))
-            open(os.path.join(src, names[-1]), "w").close()
+        names = make_tree(src, a.inodes)
         args += ["-o", "source=" + src, "-o", "entry_timeout=3600",
                  "-o", "attr_timeout=3600"]
     proc = subprocess.Popen(args,

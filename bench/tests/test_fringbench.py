@@ -182,3 +182,102 @@ def test_new_jobs_metrics_and_ratios():
     rows = scaling.table(targets, s, fmt)
     assert "| t | 50.0 (2.000) | 40.0 (3.000) | – | – | – | – | 1→2 |" in rows
     assert "| raw | 100 (–) | 200 (–) | – | – | – | – | none |" in rows
+
+
+def test_j11_workload_phases(tmp_path):
+    """J11 on a small tarball: five phases timed, find's and grep's
+    figures read, a drop before every phase after the untar, nothing
+    left behind."""
+    import tarfile
+    from fringbench import workload
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.c").write_text("x\n%s(f);\n%s(g);\n" % ((workload.GREP_STRING,) * 2))
+    (src / "sub" / "b.txt").write_text("nothing here\n")
+    tar = str(tmp_path / "t.tar")
+    with tarfile.open(tar, "w") as tf:
+        tf.add(str(src), arcname="src")
+    d = tmp_path / "mnt"
+    d.mkdir()
+    drops = []
+    got = workload.run(str(d), str(d), tar, "t", os.getpid(), drop=lambda: drops.append(1))
+    assert list(got) == [m[0] for m in workload.METRICS] and len(drops) == 4
+    assert all("error" not in r and r["value"] > 0 for r in got.values()), got
+    assert got["J11-find"]["entries"] == 5  # the root, src, src/sub and two files
+    assert got["J11-grep"]["matches"] == 2 and got["J11-grep"]["files"] == 2
+    assert got["J11-du"]["du_kib"] > 0
+    assert os.listdir(str(d)) == []
+
+
+def test_j11_failed_phase_stops_the_rest(tmp_path):
+    from fringbench import workload
+    got = workload.run(str(tmp_path), str(tmp_path), str(tmp_path / "missing.tar"), "t",
+                       None, drop=lambda: None)
+    assert got["J11-untar"]["error"].startswith("after 0 entries: untar rc 2: ")
+    assert got["J11-rm"] == {"error": "not run: untar failed"}
+    assert os.listdir(str(tmp_path)) == []
+
+
+def test_j12_client_path_and_getattr_figures(tmp_path):
+    """J12's client file (the mounted file, or a directory's first
+    regular file) and getattr_load's JSON line read into a sample, with
+    a stand-in client script."""
+    from fringbench import ceiling
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f1").write_text("")
+    (tmp_path / "d" / "a").mkdir()
+    assert ceiling.client_path(str(tmp_path / "d")) == str(tmp_path / "d" / "f1")
+    assert ceiling.client_path(str(tmp_path / "d" / "f1")) == str(tmp_path / "d" / "f1")
+    fake = tmp_path / "getattr_load"
+    fake.write_text('#!/bin/sh\necho \'{"calls": 5000, "seconds": 0.5, "threads": %d, '
+                    '"error": null}\'\n' % ceiling.GETATTR_THREADS)
+    fake.chmod(0o755)
+    got = ceiling.getattr_run(str(fake), "/", 1, os.getpid())
+    assert got["value"] == 10000.0 and got["requests"] == 5000
+    assert got["cpu"] == got["server_cpu_s"] / 5000 * 1e6
+    fake.write_text('#!/bin/sh\necho \'{"calls": 0, "seconds": 0.1, "threads": 8, '
+                    '"error": "Permission denied"}\'\nexit 1\n')
+    assert ceiling.getattr_run(str(fake), "/", 1, None) == {
+        "error": "getattr_load: Permission denied"}
+
+
+def test_j11_j12_tables_and_ratios():
+    """J11's seconds are lower-is-better (raw / target), its table names
+    the fastest FUSE target per phase; J12's table gives fring-X's
+    requests per server CPU second over libfuse-X's."""
+    from fringbench import ceiling, workload
+    from fringbench.report import fmt
+    targets = [Recorded(dict(name=n, kind=k, what="", status="ok"))
+               for n, k in (("raw", "raw"), ("fring-uring", "fring"),
+                            ("libfuse-uring", "extra"))]
+    samples = {"raw": {"J11-untar": [{"value": 2.0}], "J12-getattr": [{"value": 1e6}]},
+               "fring-uring": {"J11-untar": [{"value": 8.0, "cpu": 3.0}],
+                               "J12-getattr": [{"value": 2e5, "cpu": 2.0}]},
+               "libfuse-uring": {"J11-untar": [{"error": "untar rc 2: EBADF"}],
+                                 "J12-getattr": [{"value": 1e5, "cpu": 3.0}]}}
+    s = summarize(samples, targets, metric_list(["J11", "J12"]))
+    assert s["J11-untar"]["fring-uring"]["ratio"] == 0.25
+    rows = workload.table(targets, s, fmt)
+    assert "| fring-uring | 8.000 (3.000) | – | – | – | – |" in rows
+    assert "| libfuse-uring | failed: untar rc 2: EBADF | – | – | – | – |" in rows
+    assert "| fastest FUSE target | fring-uring | – | – | – | – |" in rows
+    rows = ceiling.table(targets, s, fmt)
+    assert "| fring-uring | 200,000 | 2.000 | 0.40 | 1.50x | – | – | – | – |" in rows
+    assert "| libfuse-uring | 100,000 | 3.000 | 0.30 | – | – | – | – | – |" in rows
+
+
+def test_side_jobs_run_is_a_variant():
+    data = {"targets": [{"name": "raw"}], "samples": {"raw": {"J11-du": [], "J12-read4k": []}}}
+    assert summary.stats_variant("run", data) == "real workload and runtime ceiling"
+    data["samples"]["raw"]["J1"] = []
+    assert summary.stats_variant("run", data) == ""
+
+
+def test_ceiling_option_names_an_extra_target():
+    from fringbench.cli import parse_args
+    a = parse_args(["--extra", "lib=srv {src} {mnt}", "--ceiling", "lib=null -f {file}"])
+    assert a.ceiling == {"lib": "null -f {file}"}
+    for bad in (["--ceiling", "lib=null {file}"],
+                ["--extra", "lib=srv {src} {mnt}", "--ceiling", "lib=null -f"]):
+        with pytest.raises(SystemExit):
+            parse_args(bad)

@@ -103,6 +103,31 @@ int pt_open_flags(struct pt_fs *fs, uint32_t flags)
 	return (int)flags | O_CLOEXEC;
 }
 
+/* CREATE's and TMPFILE's reply: the new inode's entry (one lookup
+ * reference, dropped again on any failure) with fd open as its file
+ * handle. fd is the caller's until here, ours after. */
+static void reply_opened(struct pt_fs *fs, fring_req *r, uint32_t flags, int fd,
+			 int oflags, const struct fring_entry *e)
+{
+	struct fring_open_out o;
+	int err = pt_open_out(fs, flags, fd, oflags, e->ino, &o);
+
+	if (err) {
+		close(fd);
+		pt_forget_one(fs, e->ino, 1);
+		fring_host->reply_err(r, err);
+		return;
+	}
+	pt_backing_attach(fs, e->ino, &o);
+	pt_open_zero_copy(fs, S_ISREG(e->attr.mode), fd, &o);
+	if (fring_host->reply_create(r, e, &o) < 0) {
+		pt_backing_detach(fs, e->ino, o.fh);
+		pt_fh_free(fs, o.fh);
+		close(fd);
+		pt_forget_one(fs, e->ino, 1);
+	}
+}
+
 /* File systems without a ->flush: close() there reports no error and
  * drops only POSIX locks, which this server never takes on backing files
  * (locks are the kernel's, README), so FLUSH would cost a round trip per
@@ -157,7 +182,6 @@ int pt_open_out(struct pt_fs *fs, uint32_t flags, int fd, int oflags,
 void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 {
 	struct pt_fs *fs = inst;
-	struct fring_open_out o;
 	struct pt_creds cr;
 	struct fring_entry e;
 	struct pt_ref p;
@@ -184,21 +208,7 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 		fring_host->reply_err(r, err);
 		return;
 	}
-	err = pt_open_out(fs, a->flags, fd, oflags, e.ino, &o);
-	if (err) {
-		close(fd);
-		pt_forget_one(fs, e.ino, 1);
-		fring_host->reply_err(r, err);
-		return;
-	}
-	pt_backing_attach(fs, e.ino, &o);
-	pt_open_zero_copy(fs, S_ISREG(e.attr.mode), fd, &o);
-	if (fring_host->reply_create(r, &e, &o) < 0) {
-		pt_backing_detach(fs, e.ino, o.fh);
-		pt_fh_free(fs, o.fh);
-		close(fd);
-		pt_forget_one(fs, e.ino, 1);
-	}
+	reply_opened(fs, r, a->flags, fd, oflags, &e);
 }
 
 /* O_TMPFILE (FUSE_TMPFILE, Linux 6.1+): an unnamed file in the backing
@@ -208,7 +218,6 @@ void pt_create(void *inst, fring_req *r, const struct fring_make_args *a)
 void pt_tmpfile(void *inst, fring_req *r, const struct fring_make_args *a)
 {
 	struct pt_fs *fs = inst;
-	struct fring_open_out o;
 	struct pt_creds cr;
 	struct fring_entry e;
 	struct pt_ref p;
@@ -243,21 +252,7 @@ void pt_tmpfile(void *inst, fring_req *r, const struct fring_make_args *a)
 		fring_host->reply_err(r, err);
 		return;
 	}
-	err = pt_open_out(fs, a->flags, fd, oflags, e.ino, &o);
-	if (err) {
-		close(fd);
-		pt_forget_one(fs, e.ino, 1);
-		fring_host->reply_err(r, err);
-		return;
-	}
-	pt_backing_attach(fs, e.ino, &o);
-	pt_open_zero_copy(fs, true, fd, &o);
-	if (fring_host->reply_create(r, &e, &o) < 0) {
-		pt_backing_detach(fs, e.ino, o.fh);
-		pt_fh_free(fs, o.fh);
-		close(fd);
-		pt_forget_one(fs, e.ino, 1);
-	}
+	reply_opened(fs, r, a->flags, fd, oflags, &e);
 }
 
 /* A hard link creates no inode, so it runs as root: linkat(AT_EMPTY_PATH)

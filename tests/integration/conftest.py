@@ -27,20 +27,27 @@ READY_TIMEOUT = 10
 STOP_TIMEOUT = 10
 
 
+def read_text(path, default=""):
+    """A sysfs/procfs file's stripped text, or default if unreadable."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def uring_usable():
+    """Can a mount be served over FUSE-over-io_uring here: the fuse
+    module's enable_uring is Y and io_uring is not disabled by sysctl."""
+    return (read_text("/sys/module/fuse/parameters/enable_uring") == "Y"
+            and read_text("/proc/sys/kernel/io_uring_disabled", "0") in ("0", "1"))
+
+
 def fring_env():
     env = dict(os.environ)
     if PLUGIN_DIR:
         env["FRING_PLUGIN_PATH"] = PLUGIN_DIR
     return env
-
-
-def uring_available():
-    """Is FUSE-over-io_uring on in this kernel?"""
-    try:
-        with open("/sys/module/fuse/parameters/enable_uring") as p:
-            return p.read().strip() == "Y"
-    except OSError:
-        return False
 
 
 def run_fring(*args, timeout=30):

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import serving_pid, uring_available
+from conftest import serving_pid, uring_usable
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
@@ -27,7 +27,7 @@ BOUND = 20  # s: a restart, or an abort, is far quicker
 
 
 URING = pytest.mark.skipif(
-    not uring_available(),
+    not uring_usable(),
     reason="FUSE io_uring is off (/sys/module/fuse/parameters/enable_uring)")
 WARNING = ("restart: on_crash applies only over /dev/fuse: this mount is "
            "served over io_uring")

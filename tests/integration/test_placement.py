@@ -25,8 +25,8 @@ import time
 
 import pytest
 
-from conftest import is_mounted, serving_pid
-from test_uring import debug_log, possible_cpus, stop_stats, uring_usable, write_config  # noqa: F401
+from conftest import is_mounted, serving_pid, uring_usable
+from test_uring import debug_log, possible_cpus, stop_stats, write_config  # noqa: F401
 
 CPUS = sorted(os.sched_getaffinity(0))
 CLIENT_CPU = CPUS[0]

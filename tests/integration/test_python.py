@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import FRING, PLUGIN_DIR, force_unmount, fring_env, is_mounted
+from conftest import FRING, PLUGIN_DIR, force_unmount, fring_env, is_mounted, uring_usable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.dirname(os.path.dirname(FRING))
@@ -424,7 +424,7 @@ def _restart(mnt):
 @pytest.mark.parametrize("transport", ["devfuse", "uring"])
 def test_python_memfs_survives_takeovers(py_plugin, mount, transport,
                                          monkeypatch, tmp_path):
-    if transport == "uring" and not uring_on():
+    if transport == "uring" and not uring_usable():
         pytest.skip("FUSE io_uring is off")
     monkeypatch.setenv("FRING_RUNTIME_DIR", str(tmp_path / "run"))
     mnt = mount(py_plugin, {"module": os.path.join(
@@ -454,14 +454,6 @@ def test_python_class_without_state_methods_refuses_a_takeover(
     assert "still serves" in line, line
     with open(os.path.join(mnt, "hello"), "rb") as f:  # still served
         assert f.read() == b"hello from Python\n"
-
-
-def uring_on():
-    try:
-        with open("/sys/module/fuse/parameters/enable_uring") as p:
-            return p.read().strip() == "Y"
-    except OSError:
-        return False
 
 
 def test_python_state_version_it_cannot_read_is_refused(py_plugin, mount,

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from conftest import FRING, fring_env, run_fring
+from conftest import FRING, fring_env, run_fring, uring_usable
 
 N_WRITES = 20
 M_READS = 30
@@ -68,13 +68,8 @@ def do_work(mp):
 
 @pytest.mark.parametrize("mode", ["uring", "devfuse"])
 def test_counts_latency_text_and_prometheus(spawn, tmpdirs, rundir, mode):
-    if mode == "uring" and not os.path.exists(
-            "/sys/module/fuse/parameters/enable_uring"):
-        pytest.skip("no FUSE over io_uring on this kernel")
-    if mode == "uring":
-        with open("/sys/module/fuse/parameters/enable_uring") as f:
-            if f.read().strip() != "Y":
-                pytest.skip("enable_uring is not Y")
+    if mode == "uring" and not uring_usable():
+        pytest.skip("FUSE io_uring is off (enable_uring is not Y) or io_uring is disabled")
     mp = tmpdirs("stats-mnt")
     port = free_port()
     cfg = write_config(tmpdirs, mp, mode,

@@ -22,8 +22,7 @@ import zlib
 
 import pytest
 
-from conftest import FRING, fring_env, is_mounted, serving_pid, \
-    uring_available
+from conftest import FRING, fring_env, is_mounted, serving_pid, uring_usable
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
@@ -34,7 +33,7 @@ RESTART_BOUND = 30  # s: every step of the sequence is bounded well below
 
 def bufpool_offered():
     """Does the kernel offer io_uring buffer pools (Linux 7.3)?"""
-    if not uring_available():
+    if not uring_usable():
         return False
     r = subprocess.run([FRING, "probe", "--json"], capture_output=True,
                        text=True, timeout=60, env=fring_env())
@@ -49,7 +48,7 @@ URING_OFF = "FUSE io_uring is off (/sys/module/fuse/parameters/enable_uring)"
 
 URING_PARAMS = [
     pytest.param("uring", marks=pytest.mark.skipif(
-        not uring_available(), reason=URING_OFF)),
+        not uring_usable(), reason=URING_OFF)),
     pytest.param("uring-pool", marks=pytest.mark.skipif(
         not bufpool_offered(),
         reason="no io_uring buffer pools in this kernel (Linux 7.3+)"))]

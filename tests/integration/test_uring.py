@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from conftest import FRING, devfuse_fallback_reason, fring_env, is_mounted, serving_pid
+from conftest import (FRING, devfuse_fallback_reason, fring_env, is_mounted, read_text,
+                      serving_pid, uring_usable)
 
-ENABLE_URING = "/sys/module/fuse/parameters/enable_uring"
 STATS_RE = re.compile(
     r"uring: (\d+) requests over the ring \(([^)]*)\), (\d+) commits, "
     r"(\d+) off-thread, (\d+) fixed reads, (\d+) fixed writes, (\d+) I/O "
@@ -27,19 +27,6 @@ POLLS_RE = re.compile(r"uring: busy-poll: (\d+) polls, (\d+) given up because "
                       r"another task wanted the CPU")
 
 
-def _read(path, default=""):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return default
-
-
-def uring_usable():
-    return (_read(ENABLE_URING) == "Y"
-            and _read("/proc/sys/kernel/io_uring_disabled", "0") in ("0", "1"))
-
-
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not uring_usable(),
     reason="needs root and FUSE io_uring (enable_uring=Y)")
@@ -47,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 
 def possible_cpus():
     cpus = []
-    for part in _read("/sys/devices/system/cpu/possible").split(","):
+    for part in read_text("/sys/devices/system/cpu/possible").split(","):
         lo, _, hi = part.partition("-")
         cpus += range(int(lo), int(hi or lo) + 1)
     return cpus
