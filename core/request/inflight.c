@@ -8,7 +8,12 @@
 
 #include "req.h"
 
-static unsigned bucket_of(uint64_t unique)
+#define EACH_BUCKET(t, bk)                                                    \
+	for (struct fring_inflight_bucket *bk = &(t)->b[0][0];                \
+	     bk < &(t)->b[0][0] + FRING_INFLIGHT_SHARDS * FRING_INFLIGHT_BUCKETS; \
+	     bk++)
+
+static unsigned hash_of(uint64_t unique)
 {
 	/* uniques step by 2; mix so consecutive ones spread over buckets */
 	uint64_t h = (unique >> 1) * 0x9e3779b97f4a7c15ull;
@@ -16,63 +21,74 @@ static unsigned bucket_of(uint64_t unique)
 	return (unsigned)(h >> 58) % FRING_INFLIGHT_BUCKETS;
 }
 
+static struct fring_inflight_bucket *bucket_of(struct fring_inflight *t,
+					       const struct fring_request *r)
+{
+	return &t->b[r->queue % FRING_INFLIGHT_SHARDS][hash_of(r->unique)];
+}
+
 void fring_inflight_init(struct fring_inflight *t)
 {
 	memset(t, 0, sizeof(*t));
-	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++)
-		pthread_mutex_init(&t->b[i].lock, NULL);
+	EACH_BUCKET(t, bk)
+		pthread_mutex_init(&bk->lock, NULL);
 	pthread_mutex_init(&t->pending_lock, NULL);
 	atomic_init(&t->npending, 0);
 }
 
 void fring_inflight_destroy(struct fring_inflight *t)
 {
-	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++)
-		pthread_mutex_destroy(&t->b[i].lock);
+	EACH_BUCKET(t, bk)
+		pthread_mutex_destroy(&bk->lock);
 	pthread_mutex_destroy(&t->pending_lock);
 }
 
 void fring_inflight_add(struct fring_inflight *t, struct fring_request *r)
 {
-	unsigned i = bucket_of(r->unique);
+	struct fring_inflight_bucket *bk = bucket_of(t, r);
 
-	pthread_mutex_lock(&t->b[i].lock);
-	r->hnext = t->b[i].head;
-	t->b[i].head = r;
-	pthread_mutex_unlock(&t->b[i].lock);
+	pthread_mutex_lock(&bk->lock);
+	r->hnext = bk->head;
+	bk->head = r;
+	pthread_mutex_unlock(&bk->lock);
 }
 
 void fring_inflight_del(struct fring_inflight *t, struct fring_request *r)
 {
-	unsigned i = bucket_of(r->unique);
+	struct fring_inflight_bucket *bk = bucket_of(t, r);
 	struct fring_request **pp;
 
-	pthread_mutex_lock(&t->b[i].lock);
-	for (pp = &t->b[i].head; *pp; pp = &(*pp)->hnext) {
+	pthread_mutex_lock(&bk->lock);
+	for (pp = &bk->head; *pp; pp = &(*pp)->hnext) {
 		if (*pp == r) {
 			*pp = r->hnext;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&t->b[i].lock);
+	pthread_mutex_unlock(&bk->lock);
 	r->hnext = NULL;
 }
 
-struct fring_request *fring_inflight_lock_find(struct fring_inflight *t,
-					       uint64_t unique)
+int fring_inflight_find_do(struct fring_inflight *t, uint64_t unique,
+			   int (*fn)(struct fring_request *r, void *arg),
+			   void *arg)
 {
-	unsigned i = bucket_of(unique);
-	struct fring_request *r;
+	unsigned h = hash_of(unique);
 
-	pthread_mutex_lock(&t->b[i].lock);
-	for (r = t->b[i].head; r && r->unique != unique; r = r->hnext)
-		;
-	return r;
-}
+	for (unsigned s = 0; s < FRING_INFLIGHT_SHARDS; s++) {
+		struct fring_inflight_bucket *bk = &t->b[s][h];
+		struct fring_request *r;
+		int ret;
 
-void fring_inflight_unlock(struct fring_inflight *t, uint64_t unique)
-{
-	pthread_mutex_unlock(&t->b[bucket_of(unique)].lock);
+		pthread_mutex_lock(&bk->lock);
+		for (r = bk->head; r && r->unique != unique; r = r->hnext)
+			;
+		ret = r ? fn(r, arg) : -1;
+		pthread_mutex_unlock(&bk->lock);
+		if (r)
+			return ret;
+	}
+	return -1;
 }
 
 static int64_t now_ms(void)
@@ -83,15 +99,17 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
 }
 
-/* Find `unique` in its bucket and flag it. Returns 1 if found. */
+static int flag_interrupted(struct fring_request *r, void *arg)
+{
+	(void)arg;
+	atomic_store(&r->interrupted, 1);
+	return 1;
+}
+
+/* Find `unique` in the table and flag it. Returns 1 if found. */
 static int bucket_interrupt(struct fring_inflight *t, uint64_t unique)
 {
-	struct fring_request *r = fring_inflight_lock_find(t, unique);
-
-	if (r)
-		atomic_store(&r->interrupted, 1);
-	fring_inflight_unlock(t, unique);
-	return r != NULL;
+	return fring_inflight_find_do(t, unique, flag_interrupted, NULL) == 1;
 }
 
 /* Claim the pending-interrupt slot of `unique` if any (pending_lock held). */
@@ -156,14 +174,14 @@ int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique)
 
 struct fring_request *fring_inflight_pop(struct fring_inflight *t)
 {
-	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++) {
+	EACH_BUCKET(t, bk) {
 		struct fring_request *r;
 
-		pthread_mutex_lock(&t->b[i].lock);
-		r = t->b[i].head;
+		pthread_mutex_lock(&bk->lock);
+		r = bk->head;
 		if (r)
-			t->b[i].head = r->hnext;
-		pthread_mutex_unlock(&t->b[i].lock);
+			bk->head = r->hnext;
+		pthread_mutex_unlock(&bk->lock);
 		if (r) {
 			r->hnext = NULL;
 			return r;
@@ -176,12 +194,12 @@ uint64_t fring_inflight_oldest(struct fring_inflight *t)
 {
 	uint64_t oldest = 0;
 
-	for (unsigned i = 0; i < FRING_INFLIGHT_BUCKETS; i++) {
-		pthread_mutex_lock(&t->b[i].lock);
-		for (struct fring_request *r = t->b[i].head; r; r = r->hnext)
+	EACH_BUCKET(t, bk) {
+		pthread_mutex_lock(&bk->lock);
+		for (struct fring_request *r = bk->head; r; r = r->hnext)
 			if (r->t0_ns && (!oldest || r->t0_ns < oldest))
 				oldest = r->t0_ns;
-		pthread_mutex_unlock(&t->b[i].lock);
+		pthread_mutex_unlock(&bk->lock);
 	}
 	return oldest;
 }

@@ -172,30 +172,31 @@ static int claim(fring_req *h, int off_owner)
 	return -EALREADY;
 }
 
-/* Find `unique` and move it PENDING -> EXPIRING, under the bucket lock so
- * r cannot be finished meanwhile. Returns r; or NULL with *ring set if it
- * is unanswered but cannot be answered for the plugin (fd < 0). */
+/* Move r PENDING -> EXPIRING (its bucket locked, so it cannot be
+ * finished meanwhile). 1 if claimed; 0 if not; 2 if it is unanswered
+ * but cannot be answered for the plugin (fd < 0, a ring entry's). */
+static int expire_found(struct fring_request *r, void *arg)
+{
+	unsigned s = atomic_load(&r->state);
+
+	*(struct fring_request **)arg = r;
+	if (r->fd < 0)
+		return FRING_REQ_ST(s) == FRING_REQ_PENDING ? 2 : 0;
+	return FRING_REQ_ST(s) == FRING_REQ_PENDING &&
+	       atomic_compare_exchange_strong(&r->state, &s,
+					      WITH_ST(s, FRING_REQ_EXPIRING));
+}
+
+/* Find `unique` and claim it for expiry. Returns r; or NULL with *ring
+ * set if it is unanswered but cannot be answered for the plugin. */
 static struct fring_request *expire_claim(struct fring_inflight *t,
 					  uint64_t unique, int *ring)
 {
-	struct fring_request *r;
-	unsigned s;
+	struct fring_request *r = NULL;
+	int ret = fring_inflight_find_do(t, unique, expire_found, &r);
 
-	*ring = 0;
-	r = fring_inflight_lock_find(t, unique);
-	if (r) {
-		s = atomic_load(&r->state);
-		if (r->fd < 0) {
-			*ring = FRING_REQ_ST(s) == FRING_REQ_PENDING;
-			r = NULL;
-		} else if (FRING_REQ_ST(s) != FRING_REQ_PENDING ||
-			   !atomic_compare_exchange_strong(
-				   &r->state, &s, WITH_ST(s, FRING_REQ_EXPIRING))) {
-			r = NULL;
-		}
-	}
-	fring_inflight_unlock(t, unique);
-	return r;
+	*ring = ret == 2;
+	return ret == 1 ? r : NULL;
 }
 
 void fring_req_expire(struct fring_reqs *rq, uint64_t unique,
