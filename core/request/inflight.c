@@ -8,9 +8,10 @@
 
 #include "req.h"
 
-#define EACH_BUCKET(t, bk)                                                    \
-	for (struct fring_inflight_bucket *bk = &(t)->b[0][0];                \
-	     bk < &(t)->b[0][0] + FRING_INFLIGHT_SHARDS * FRING_INFLIGHT_BUCKETS; \
+#define EACH_BUCKET(t, bk)                                                   \
+	for (struct fring_inflight_bucket *bk = &(t)->b[0][0];               \
+	     bk <                                                            \
+	     &(t)->b[0][0] + FRING_INFLIGHT_SHARDS * FRING_INFLIGHT_BUCKETS; \
 	     bk++)
 
 static unsigned hash_of(uint64_t unique)
@@ -31,7 +32,7 @@ void fring_inflight_init(struct fring_inflight *t)
 {
 	memset(t, 0, sizeof(*t));
 	EACH_BUCKET(t, bk)
-		pthread_mutex_init(&bk->lock, NULL);
+	pthread_mutex_init(&bk->lock, NULL);
 	pthread_mutex_init(&t->pending_lock, NULL);
 	atomic_init(&t->npending, 0);
 }
@@ -39,7 +40,7 @@ void fring_inflight_init(struct fring_inflight *t)
 void fring_inflight_destroy(struct fring_inflight *t)
 {
 	EACH_BUCKET(t, bk)
-		pthread_mutex_destroy(&bk->lock);
+	pthread_mutex_destroy(&bk->lock);
 	pthread_mutex_destroy(&t->pending_lock);
 }
 
@@ -174,7 +175,8 @@ int fring_inflight_interrupt(struct fring_inflight *t, uint64_t unique)
 
 struct fring_request *fring_inflight_pop(struct fring_inflight *t)
 {
-	EACH_BUCKET(t, bk) {
+	EACH_BUCKET(t, bk)
+	{
 		struct fring_request *r;
 
 		pthread_mutex_lock(&bk->lock);
@@ -194,7 +196,8 @@ uint64_t fring_inflight_oldest(struct fring_inflight *t)
 {
 	uint64_t oldest = 0;
 
-	EACH_BUCKET(t, bk) {
+	EACH_BUCKET(t, bk)
+	{
 		pthread_mutex_lock(&bk->lock);
 		for (struct fring_request *r = bk->head; r; r = r->hnext)
 			if (r->t0_ns && (!oldest || r->t0_ns < oldest))

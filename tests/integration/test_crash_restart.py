@@ -18,6 +18,7 @@ import time
 import pytest
 
 from conftest import serving_pid, uring_usable
+from test_takeover import fio_verify, sha256
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
@@ -151,6 +152,32 @@ def test_on_crash_keeps_serving_under_load(served):
     os.close(held)
     with open(os.path.join(src, "held"), "rb") as i:
         assert i.read().startswith(b"after")
+    assert f.stop(signal.SIGTERM) == 0, f.log()
+
+
+def test_on_crash_under_fio_verify(served):
+    # The load: fio writing 4k blocks and verifying them (crc32c),
+    # one job O_DIRECT and one buffered, while the server is killed twice.
+    f, mp, src = served()
+    runtime = 12
+    jobs = [fio_verify(os.path.join(mp, "f%d" % d), d, runtime) for d in (0, 1)]
+    try:
+        time.sleep(2)
+        for _ in range(2):  # under the crash-loop limit
+            old = kill_server(f)
+            assert new_server(f, old), f.log()
+            time.sleep(2)
+    finally:
+        results = [j.communicate(timeout=runtime + 120) for j in jobs]
+    for j, (out, _) in zip(jobs, results):
+        assert j.returncode == 0, out
+        fields = out.strip().splitlines()[-1].split(";")
+        assert fields[4] == "0", out      # fio's error code
+        assert int(fields[5]) > 0, out    # KiB read back to verify
+    assert f.log().count("restart: on_crash: pid ") == 2, f.log()
+    for d in (0, 1):
+        name = "f%d" % d
+        assert sha256(os.path.join(mp, name)) == sha256(os.path.join(src, name)), name
     assert f.stop(signal.SIGTERM) == 0, f.log()
 
 
