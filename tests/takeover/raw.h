@@ -165,6 +165,8 @@ int register_all(struct gen *G);
 void commit_slot(struct gen *G, unsigned s, int adopted);
 void serve_ring(struct gen *G);
 pid_t start_gen(int g, int init, int hold, int reg);
+void adopt_child(struct gen *G, int g);
+struct msg *start_first(const char *name, pid_t *a);
 int add_cmd(struct gen *G, uint32_t op, uint16_t qid);
 const char *errname(int res);
 

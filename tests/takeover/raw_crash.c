@@ -48,12 +48,8 @@ void e_crash(void)
 
 		if (setup(1))
 			return result(n1, "SETUP-FAILED", "see above");
-		a = start_gen(0, 1, 1, 1);
-		m = wait_for(10000, M_READY, 0, NULL);
-		if (!m || m->val)
-			return teardown(),
-			       result(n1, "SETUP-FAILED", "A: %s",
-				      m ? strerror(-m->val) : "timed out");
+		if (!start_first(n1, &a))
+			return;
 		c0 = client_start("warm");
 		client_wait(&c0, 5000);
 		c1 = client_start("hold1");

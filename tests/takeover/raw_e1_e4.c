@@ -136,12 +136,9 @@ void e2_e3(int adopt)
 
 	if (setup(1))
 		return result(n1, "SETUP-FAILED", "see above");
-	a = start_gen(0, 1, 1, 1);
-	m = wait_for(10000, M_READY, 0, NULL);
-	if (!m || m->val)
-		return teardown(),
-		       result(n1, "SETUP-FAILED", "A: INIT/REGISTER %s",
-			      m ? strerror(-m->val) : "timed out");
+	m = start_first(n1, &a);
+	if (!m)
+		return;
 	note("%s: kernel FUSE 7.%llu, %u queues, %u entries each, REGISTER ok",
 	     n1, (unsigned long long)m->cid, S.nq, DEPTH);
 	c0 = client_start("warm");
@@ -213,16 +210,8 @@ void e2_e3(int adopt)
 		static struct gen G;
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec ts = { 0, 300000000 };
-		int err;
 
-		G.g = 1;
-		G.adopt_size = ADOPT_SIZE;
-		err = map_entries();
-		if (!err)
-			err = ring_up(&G);
-		report_init(1, err);
-		if (err)
-			_exit(20);
+		adopt_child(&G, 1);
 		commit_slot(&G, (unsigned)held.slot, 1);
 		io_uring_submit(&G.ring);
 		struct msg r = { .type = M_COMMIT,

@@ -82,16 +82,8 @@ void e5(void)
 	b = spawn();
 	if (b == 0) {
 		static struct gen G;
-		int err;
 
-		G.g = 1;
-		G.adopt_size = ADOPT_SIZE;
-		err = map_entries();
-		if (!err)
-			err = ring_up(&G);
-		report_init(1, err);
-		if (err)
-			_exit(20);
+		adopt_child(&G, 1);
 		struct msg r = { .type = M_COMMIT, .gen = 1 };
 
 		r.val = add_cmd(&G, FUSE_IO_URING_CMD_ADD_QUEUE, held.qid);

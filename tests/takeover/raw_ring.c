@@ -262,6 +262,41 @@ void serve_ring(struct gen *G)
 	}
 }
 
+/* In a child: become generation g by adopting the entries (maps them and
+ * sets a ring up, no INIT, no REGISTER), reported to the supervisor;
+ * exits 20 if that fails. */
+void adopt_child(struct gen *G, int g)
+{
+	int err;
+
+	G->g = g;
+	G->adopt_size = ADOPT_SIZE;
+	err = map_entries();
+	if (!err)
+		err = ring_up(G);
+	report_init(g, err);
+	if (err)
+		_exit(20);
+}
+
+/* Start generation 0 (INIT, REGISTER, holding) and wait for it to be
+ * ready: its READY message, or NULL with the result reported as name's
+ * SETUP-FAILED and everything torn down. */
+struct msg *start_first(const char *name, pid_t *a)
+{
+	struct msg *m;
+
+	*a = start_gen(0, 1, 1, 1);
+	m = wait_for(10000, M_READY, 0, NULL);
+	if (!m || m->val) {
+		teardown();
+		result(name, "SETUP-FAILED", "A: INIT/REGISTER %s",
+		       m ? strerror(-m->val) : "timed out");
+		return NULL;
+	}
+	return m;
+}
+
 /* A server generation as a child: INIT (generation 0 only), ring, REGISTER
  * (unless it only adopts), serve. */
 pid_t start_gen(int g, int init, int hold, int reg)
