@@ -35,6 +35,10 @@ def parse():
     ap.add_argument("--size", type=int, default=16, help="MiB of data (default 16)")
     ap.add_argument("--transport", choices=("devfuse", "uring"), default="devfuse",
                     help="the mount's transport (default devfuse)")
+    ap.add_argument("--transport-map",
+                    help="serve with `fring run` and this YAML transport map instead, "
+                         "e.g. '{ mode: uring, zero_copy: off }' (zero-copy mounts are "
+                         "not taken over); --transport is then ignored")
     ap.add_argument("--plugin", choices=("memfs", "passthrough"), default="memfs",
                     help="the plugin served (default memfs)")
     ap.add_argument("--inodes", type=int, default=100_000,
@@ -80,6 +84,14 @@ def window(done, start, end):
     return max(lat, default=0) / 1e6, max(gaps, default=0) / 1e6, len(lat)
 
 
+def problems(rows, reader_errors):
+    """What went wrong, in one phrase: failed restarts and reader errors."""
+    bad = [r for r in rows if r["rc"] != 0]
+    said = ["%d of %d restarts failed (first: %s)" % (len(bad), len(rows), bad[0]["line"])
+            ] if bad else []
+    return "ERRORS: " + "; ".join(said + ["reader: %s" % e for e in reader_errors[:3]])
+
+
 def main():
     a = parse()
     if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
@@ -88,13 +100,23 @@ def main():
     mp, rundir = os.path.join(tmp, "mnt"), os.path.join(tmp, "run")
     os.mkdir(mp)
     env = dict(os.environ, FRING_PLUGIN_PATH=a.plugin_dir, FRING_RUNTIME_DIR=rundir)
-    args, names = [a.fring, "mount", a.plugin, mp, "-t", a.transport], []
+    names, opts = [], {}
     if a.plugin == "passthrough":
         src = os.path.join(tmp, "src")
         os.mkdir(src)
         names = make_tree(src, a.inodes)
-        args += ["-o", "source=" + src, "-o", "entry_timeout=3600",
-                 "-o", "attr_timeout=3600"]
+        opts = {"source": src, "entry_timeout": "3600", "attr_timeout": "3600"}
+    args = [a.fring, "mount", a.plugin, mp, "-t", a.transport]
+    for kv in opts.items():
+        args += ["-o", "%s=%s" % kv]
+    target = mp  # what `fring restart` is given
+    if a.transport_map:
+        target = os.path.join(tmp, "stall.yaml")
+        with open(target, "w") as y:  # JSON strings are YAML scalars
+            y.write("mounts:\n  - mountpoint: %s\n    plugin: %s\n"
+                    "    options: %s\n    transport: %s\n"
+                    % (json.dumps(mp), a.plugin, json.dumps(opts), a.transport_map))
+        args = [a.fring, "run", target]
     proc = subprocess.Popen(args,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
@@ -115,7 +137,7 @@ def main():
                       time.monotonic_ns())
         for i in range(a.takeovers):
             t0 = time.monotonic_ns()
-            r = subprocess.run([a.fring, "restart", mp], capture_output=True,
+            r = subprocess.run([a.fring, "restart", target], capture_output=True,
                                text=True, env=env, timeout=120)
             t1 = time.monotonic_ns()
             time.sleep(0.2)
@@ -159,7 +181,7 @@ def main():
           "longest gap median %.2f ms (max %.2f), restart median %.1f ms; "
           "without takeover: worst read %.2f ms, gap %.2f ms"
           % ("passthrough, %d inodes, " % a.inodes if names else "",
-             a.size, len(rows), "no error" if ok else "ERRORS %s" % reader.errors,
+             a.size, len(rows), "no error" if ok else problems(rows, reader.errors),
              summary["median_worst_read_ms"], summary["max_worst_read_ms"],
              summary["median_longest_gap_ms"], summary["max_longest_gap_ms"],
              summary["median_restart_ms"], base[0], base[1]))
