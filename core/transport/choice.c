@@ -43,8 +43,11 @@ void fring_transports_offer(struct fring_transports *ts, int fd,
 			    uint32_t conn_id)
 {
 	ts->conn_transport = FRING_TRANSPORT_DEVFUSE;
-	ts->nr_queues = ts->nr_workers ? ts->nr_workers
-				       : fring_devfuse_default_threads();
+	/* /dev/fuse workers: the embedder's count, else transport.queues,
+	 * else the default. */
+	ts->nr_queues = ts->nr_workers   ? ts->nr_workers
+			: ts->cfg.queues ? ts->cfg.queues
+					 : fring_devfuse_default_threads();
 	ts->uo.mode = ts->cfg.mode;
 	ts->uo.p = (struct fring_uring_params){
 		.fuse_fd = fd,

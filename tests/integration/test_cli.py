@@ -662,6 +662,12 @@ mounts:
 """)
     f = spawn(["run", path], [mp])
     assert f.wait_ready(1)[0].endswith("transport devfuse)"), f.log()
+    # queues: 2 gives exactly 2 /dev/fuse workers (not the default count)
+    pid = serving_pid(f.proc.pid)
+    workers = sorted(n for n in (open("/proc/%d/task/%s/comm" % (pid, t)).read().strip()
+                                 for t in os.listdir("/proc/%d/task" % pid))
+                     if n.startswith("fring-dev-"))
+    assert workers == ["fring-dev-0", "fring-dev-1"], workers
     assert f.stop() == 0, f.log()
     want = (f"fring: info: {mp}: transport.poll_us, transport.placement, "
             "transport.cpus: for io_uring queues only, unused over /dev/fuse\n")
