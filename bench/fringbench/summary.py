@@ -57,7 +57,10 @@ def stats_variant(script, data):
         return "statistics on/off"
     jobs = job_ids_of(data["samples"]) if script == "run" else []
     if jobs and set(jobs) <= set(SIDE_JOBS):
-        return " and ".join(SIDE_JOBS[j][0] for j in jobs)
+        # a run of /dev/fuse targets alone stands beside one with io_uring
+        fr = [t["name"] for t in data["targets"] if t.get("kind") == "fring"]
+        only = ", /dev/fuse only" if fr and not any("uring" in n for n in fr) else ""
+        return " and ".join(SIDE_JOBS[j][0] for j in jobs) + only
     return ""
 
 

@@ -269,6 +269,11 @@ def test_j11_j12_tables_and_ratios():
 def test_side_jobs_run_is_a_variant():
     data = {"targets": [{"name": "raw"}], "samples": {"raw": {"J11-du": [], "J12-read4k": []}}}
     assert summary.stats_variant("run", data) == "real workload and runtime ceiling"
+    data["targets"].append({"name": "fring-devfuse", "kind": "fring"})
+    assert summary.stats_variant("run", data) == \
+        "real workload and runtime ceiling, /dev/fuse only"
+    data["targets"].append({"name": "fring-uring", "kind": "fring"})
+    assert summary.stats_variant("run", data) == "real workload and runtime ceiling"
     data["samples"]["raw"]["J1"] = []
     assert summary.stats_variant("run", data) == ""
 
