@@ -75,11 +75,14 @@ def kill_server(f):
 
 
 def new_server(f, old):
-    """The PID of the server started after old died (bounded wait)."""
+    """The PID of the server started after old died, once the supervisor
+    says it serves (a child that is still taking over must not be the
+    next one killed); None if none does within BOUND."""
     deadline = time.monotonic() + BOUND
     while time.monotonic() < deadline:
         pid = serving_pid(f.proc.pid, timeout=0.2)
-        if pid not in (old, f.proc.pid):
+        if pid not in (old, f.proc.pid) and \
+                "restart: on_crash: pid %d serves" % pid in f.log():
             return pid
         time.sleep(0.05)
     return None
