@@ -50,7 +50,7 @@ def test_binding_matches_the_c_abi():
     assert r.returncode == 0, r.stderr
     # sizes and offsets frozen by tests/unit/test_abi_layout.c
     out = r.stdout.split()
-    assert out[:7] == ["248", "48", "16", "144", "232", "1", "True"], r.stdout
+    assert out[:7] == ["248", "48", "16", "152", "232", "1", "True"], r.stdout
     assert out[7][0].isdigit()
 
 

@@ -46,10 +46,11 @@ mod tests {
         assert_eq!(offset_of!(fring_host_api, reply_err), 72);
         assert_eq!(offset_of!(fring_host_api, backing_open), 232);
         assert_eq!(size_of::<fring_fs_ops>(), 312);
-        assert_eq!(size_of::<fring_plugin>(), 144);
+        assert_eq!(size_of::<fring_plugin>(), 152);
         assert_eq!(offset_of!(fring_plugin, ops), 112);
         assert_eq!(offset_of!(fring_plugin, features), 120);
         assert_eq!(offset_of!(fring_plugin, state_load), 136);
+        assert_eq!(offset_of!(fring_plugin, state_live), 144);
     }
 
     #[test]
