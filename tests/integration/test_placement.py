@@ -191,12 +191,15 @@ def test_placement_change_under_load_loses_nothing(spawn, tmpdirs, debug_log, tr
     # synchronous reader on another CPU brings the idle qid's thread home)
     assert count == len(NOW_RE.findall(log)) >= 3, (m.group(0), seen)
     assert local_s > 0 and beside_s > 0, m.group(0)
-    # every move beside was a trial, and every trial was kept
+    # every move beside was a trial, and every trial decided was kept; the
+    # last one may still be undecided at the stop (on a loaded machine its
+    # windows can stay too light to count even under C's load: seen in CI)
     tried = len(re.findall(r"placement now beside .*; a trial against \d+ requests", log))
-    assert int(m.group(4)) == int(m.group(5)) == tried >= 2, (m.group(0), seen)
+    kept = len(re.findall(r"placement beside kept: the trial served \d+%", log))
+    assert int(m.group(4)) == tried >= 2, (m.group(0), seen)
+    assert int(m.group(5)) == kept and tried - 1 <= kept <= tried, (m.group(0), seen)
     # a fixed verdict (FRING_TEST_PLACE_TRIAL) never checks a kept trial
     assert int(m.group(6)) == 0 and "a check of the kept" not in log, m.group(0)
-    assert len(re.findall(r"placement beside kept: the trial served \d+%", log)) == tried
 
 
 def hop_client(path, cpus, seconds, hop_ms):
