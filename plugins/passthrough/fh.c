@@ -2,7 +2,7 @@
 /*
  * The open-file table: an fh is a slot here (low 32 bits, the flags of
  * backing.c and ops_file.c above), not a descriptor or a pointer, so a
- * takeover (state.c) can give the kernel's fh values the same meaning in
+ * takeover (state_save.c, state_load.c) can give the kernel's fh values the same meaning in
  * a new process, whose descriptor numbers and heap addresses differ.
  * Chunks are never moved or freed before destroy: readers look a slot up
  * without the lock (the fh reaches them through the kernel, after the

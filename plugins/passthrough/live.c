@@ -8,13 +8,13 @@
  * The memfd: a header page, then two regions (sparse; only what is
  * written takes memory). The active one is a log of records, appended
  * under fs->lock after the tables changed: an inode's whole record (as
- * state.c saves it), an inode gone, an open, a close; the last record of
+ * state_save.c saves it), an inode gone, an open, a close; the last record of
  * a node id or slot wins. A record's first word (type, length) is stored
  * last, so one cut short by a crash ends the log. When the log outgrows
  * twice what the tables hold, the tables are written afresh into the
  * other region, which then becomes the active one by one store.
  *
- * Recovery turns the log into a state.c stream (version 1) and loads it:
+ * Recovery turns the log into a state_save.c stream (version 1) and loads it:
  * inodes come back by file handle or path, open files are reopened the
  * same way (the dead process's descriptors are gone: an open file that
  * was unlinked, or an O_TMPFILE, is lost and its I/O fails with EIO).
@@ -202,7 +202,7 @@ void pt_live_open_rec(struct pt_fs *fs, uint32_t slot, uint32_t flags,
 		compact(fs);
 }
 
-/* ---- recovery: the log as a state.c stream ---- */
+/* ---- recovery: the log as a saved-state stream ---- */
 
 struct scan {
 	const char **ino;  /* by node id: its last PT_LIVE_INODE body, NULL */
@@ -278,7 +278,7 @@ static size_t inode_len(const char *b)
 	return sizeof(*si) + si->name_len + si->handle_bytes;
 }
 
-/* The stream state.c loads: header, inodes, opens. */
+/* The stream state_load.c loads: header, inodes, opens. */
 static char *stream_of(const struct scan *sc, const struct live_hdr *h,
 		       size_t *len)
 {

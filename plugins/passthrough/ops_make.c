@@ -154,7 +154,7 @@ static bool flush_is_noop(int fd)
 int pt_open_out(struct pt_fs *fs, uint32_t flags, int fd, int oflags,
 		uint64_t nodeid, struct fring_open_out *o)
 {
-	/* What a takeover reopens it with (state.c): never creating or
+	/* What a takeover reopens it with (state_save.c, state_load.c): never creating or
 	 * truncating again. */
 	uint32_t keep = (uint32_t)oflags &
 			~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_TMPFILE);

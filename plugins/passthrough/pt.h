@@ -124,7 +124,7 @@ void pt_table_destroy(struct pt_fs *fs);
 struct pt_inode *pt_inode_by_id(struct pt_fs *fs, uint64_t nodeid);
 struct pt_inode *pt_inode_find(struct pt_fs *fs, dev_t dev, ino_t ino);
 struct pt_inode *pt_inode_new(struct pt_fs *fs, const struct stat *st);
-/* state.c: buckets for n inodes at once, and one's insertion. */
+/* state_load.c: buckets for n inodes at once, and one's insertion. */
 int pt_table_reserve(struct pt_fs *fs, size_t n);
 void pt_inode_hash(struct pt_fs *fs, struct pt_inode *ino);
 void pt_inode_unhash(struct pt_fs *fs, struct pt_inode *ino);
@@ -195,7 +195,7 @@ int pt_fh_put_locked(struct pt_fs *fs, uint32_t slot, int fd, uint32_t flags,
 int pt_fh_rebuild_free_locked(struct pt_fs *fs);
 void pt_fh_destroy(struct pt_fs *fs);
 
-/* state.c: takeover (ABI 1.7). */
+/* state_save.c, state_load.c: takeover (ABI 1.7). */
 int32_t pt_state_save(void *inst, int fd, uint32_t *version);
 /* live.c: the tables kept for a restart after a crash (fs->lock held for
  * the pt_live_* records). Without `restart: on_crash` (or over io_uring)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The takeover state's records (state.c has the format), shared with the
+/* The takeover state's records (state_save.c has the format), shared with the
  * live state a crash restart recovers from (live.c). */
 #ifndef PT_STATE_H
 #define PT_STATE_H
@@ -44,5 +44,27 @@ void pt_state_inode_of(const struct pt_inode *in, struct pt_state_inode *si);
 /* Load a state of version from p..p+len into a fresh instance. */
 int pt_state_load_mem(struct pt_fs *fs, const void *p, size_t len,
 		      uint32_t version, uint64_t n[2]);
+
+/* For the log lines of save and load. */
+#include <time.h>
+
+static inline double pt_ms_of(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Wall and this thread's CPU time: on a loaded machine they differ. */
+struct pt_clock {
+	double wall, cpu;
+};
+
+static inline struct pt_clock pt_clock_now(void)
+{
+	return (struct pt_clock){ pt_ms_of(CLOCK_MONOTONIC),
+				  pt_ms_of(CLOCK_THREAD_CPUTIME_ID) };
+}
 
 #endif /* PT_STATE_H */
